@@ -1,0 +1,1 @@
+"""PROVE's MCP servers (import name `prove_servers`); each subpackage exports `SERVER`. See README.md."""

@@ -1,0 +1,381 @@
+"""Banking tools: accounts, balances, transactions, transfers, payees, cards, scheduled payments."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from prove.env.helpers import lookup, paginate, require
+from prove.env.tool import tool
+from prove_servers.banking.state import (
+    Account,
+    AccountStatus,
+    AccountType,
+    BankState,
+    Card,
+    CardStatus,
+    Category,
+    Currency,
+    Customer,
+    DisputeReason,
+    Payee,
+    PaymentStatus,
+    ScheduledPayment,
+    Transaction,
+    TxnKind,
+)
+
+AccountId = Annotated[str, Field(description="Account id, e.g. 'ACC-0003'.")]
+CustomerId = Annotated[str, Field(description="Customer id, e.g. 'CUS-0001'.")]
+Amount = Annotated[float, Field(gt=0, le=1_000_000, description="Amount in the account's currency.")]
+Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
+Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
+
+
+class AccountList(BaseModel):
+    accounts: list[Account]
+    total: int
+    next_offset: int | None
+
+
+class BalanceInfo(BaseModel):
+    account_id: str
+    currency: Currency
+    balance: float
+    available: float = Field(description="What can be spent now: balance plus any credit limit.")
+    transfer_limit_left_today: float
+
+
+class TransactionList(BaseModel):
+    transactions: list[Transaction]
+    total: int
+    next_offset: int | None
+
+
+class CustomerList(BaseModel):
+    customers: list[Customer]
+    total: int
+
+
+class PayeeList(BaseModel):
+    payees: list[Payee]
+
+
+class CardList(BaseModel):
+    cards: list[Card]
+
+
+class PaymentList(BaseModel):
+    payments: list[ScheduledPayment]
+
+
+class TransferReceipt(BaseModel):
+    transaction_id: str
+    from_account_id: str
+    to_account_id: str
+    amount: float
+    from_balance: float
+    to_balance: float
+    timestamp: str
+
+
+def _account(state: BankState, account_id: str, param: str = "account_id") -> Account:
+    return lookup(state.accounts, account_id, param, "account")
+
+
+def _usable(account: Account, param: str) -> None:
+    require(
+        account.status == "active",
+        f"account '{account.account_id}' ({param}) is {account.status}; only active accounts can move money",
+    )
+
+
+def _debit(state: BankState, account: Account, amount: float) -> None:
+    available = account.balance + account.credit_limit
+    require(
+        amount <= available + 1e-9,
+        f"insufficient funds in '{account.account_id}': available {available:.2f} "
+        f"{account.currency}, requested {amount:.2f}",
+    )
+    left = account.daily_transfer_limit - account.transferred_today
+    require(
+        amount <= left + 1e-9,
+        f"daily transfer limit of '{account.account_id}' exceeded: {left:.2f} "
+        f"{account.currency} left today, requested {amount:.2f}",
+    )
+
+
+def _log(state: BankState, account_id: str, kind: TxnKind, amount: float, category: Category,
+         description: str, counterparty: str) -> Transaction:
+    txn = Transaction(
+        transaction_id=state.new_id("TXN"), account_id=account_id, kind=kind,
+        amount=round(amount, 2), category=category, description=description,
+        counterparty=counterparty, timestamp=state.now,
+    )
+    state.transactions[txn.transaction_id] = txn
+    return txn
+
+
+@tool()
+def search_customers(
+    state: BankState,
+    query: Annotated[str, Field(description="Case-insensitive substring of the name or email.")] = "",
+    city: Annotated[str | None, Field(description="Only customers living in this city.")] = None,
+) -> CustomerList:
+    """Find bank customers by name or email, optionally in one city."""
+    q = query.strip().lower()
+    found = [
+        c for c in state.customers.values()
+        if (q in c.name.lower() or q in c.email.lower()) and (city is None or c.city.lower() == city.lower())
+    ]
+    return CustomerList(customers=found[:50], total=len(found))
+
+
+@tool(sensitive=("customer_id",))
+def get_customer(state: BankState, customer_id: CustomerId) -> Customer:
+    """Get one customer's contact details."""
+    return lookup(state.customers, customer_id, "customer_id", "customer")
+
+
+@tool(sensitive=("customer_id",))
+def list_accounts(
+    state: BankState,
+    customer_id: Annotated[str | None, Field(description="Only this customer's accounts.")] = None,
+    account_type: Annotated[AccountType | None, Field(description="Only accounts of this type.")] = None,
+    status: Annotated[AccountStatus | None, Field(description="Only accounts in this status.")] = None,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> AccountList:
+    """List accounts, filtered by owner, type and status, a page at a time."""
+    if customer_id is not None:
+        lookup(state.customers, customer_id, "customer_id", "customer")
+    found = [
+        a for a in state.accounts.values()
+        if (customer_id is None or a.customer_id == customer_id)
+        and (account_type is None or a.account_type == account_type)
+        and (status is None or a.status == status)
+    ]
+    page, nxt = paginate(found, offset, limit)
+    return AccountList(accounts=page, total=len(found), next_offset=nxt)
+
+
+@tool(sensitive=("account_id",))
+def get_account(state: BankState, account_id: AccountId) -> Account:
+    """Get an account's details: owner, type, currency, balance, limits and status."""
+    return _account(state, account_id)
+
+
+@tool(sensitive=("account_id",))
+def get_balance(state: BankState, account_id: AccountId) -> BalanceInfo:
+    """Get the current and available balance of an account and its transfer limit left today."""
+    acc = _account(state, account_id)
+    return BalanceInfo(
+        account_id=acc.account_id, currency=acc.currency, balance=acc.balance,
+        available=round(acc.balance + acc.credit_limit, 2),
+        transfer_limit_left_today=round(acc.daily_transfer_limit - acc.transferred_today, 2),
+    )
+
+
+@tool(sensitive=("account_id",))
+def list_transactions(
+    state: BankState,
+    account_id: AccountId,
+    category: Annotated[Category | None, Field(description="Only transactions in this category.")] = None,
+    since: Annotated[str | None, Field(description="Only on or after this date (YYYY-MM-DD).")] = None,
+    min_amount: Annotated[float | None, Field(ge=0, description="Only amounts at least this large.")] = None,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> TransactionList:
+    """List an account's transactions, newest first, filtered by category, date and amount."""
+    _account(state, account_id)
+    if since is not None:
+        require(len(since) >= 10 and since[4] == "-" and since[7] == "-",
+                f"since must be a date like 2026-03-01, got '{since}'")
+    found = [
+        t for t in reversed(state.transactions.values())
+        if t.account_id == account_id
+        and (category is None or t.category == category)
+        and (since is None or t.timestamp[:10] >= since[:10])
+        and (min_amount is None or t.amount >= min_amount)
+    ]
+    page, nxt = paginate(found, offset, limit)
+    return TransactionList(transactions=page, total=len(found), next_offset=nxt)
+
+
+@tool(sensitive=("transaction_id",))
+def get_transaction(
+    state: BankState,
+    transaction_id: Annotated[str, Field(description="Transaction id, e.g. 'TXN-0120'.")],
+) -> Transaction:
+    """Get one transaction by id."""
+    return lookup(state.transactions, transaction_id, "transaction_id", "transaction")
+
+
+@tool(write=True, sensitive=("from_account_id", "to_account_id", "amount"))
+def transfer_funds(
+    state: BankState,
+    from_account_id: Annotated[str, Field(description="Account to debit.")],
+    to_account_id: Annotated[str, Field(description="Account to credit (same currency).")],
+    amount: Amount,
+    memo: Annotated[str, Field(max_length=140, description="Note shown on both statements.")] = "",
+) -> TransferReceipt:
+    """Move money between two accounts of the bank in the same currency; both balances change."""
+    src = _account(state, from_account_id, "from_account_id")
+    dst = _account(state, to_account_id, "to_account_id")
+    require(src.account_id != dst.account_id, "from_account_id and to_account_id must differ")
+    _usable(src, "from_account_id")
+    _usable(dst, "to_account_id")
+    require(
+        src.currency == dst.currency,
+        f"currency mismatch: '{src.account_id}' holds {src.currency}, '{dst.account_id}' holds {dst.currency}",
+    )
+    _debit(state, src, amount)
+    state.advance()
+    src.balance = round(src.balance - amount, 2)
+    src.transferred_today = round(src.transferred_today + amount, 2)
+    dst.balance = round(dst.balance + amount, 2)
+    out = _log(state, src.account_id, "transfer_out", amount, "transfer", memo or "transfer", dst.account_id)
+    _log(state, dst.account_id, "transfer_in", amount, "transfer", memo or "transfer", src.account_id)
+    return TransferReceipt(
+        transaction_id=out.transaction_id, from_account_id=src.account_id,
+        to_account_id=dst.account_id, amount=round(amount, 2), from_balance=src.balance,
+        to_balance=dst.balance, timestamp=state.now,
+    )
+
+
+@tool(sensitive=("customer_id",))
+def list_payees(state: BankState, customer_id: CustomerId) -> PayeeList:
+    """List the saved payees (external recipients) of a customer."""
+    lookup(state.customers, customer_id, "customer_id", "customer")
+    return PayeeList(payees=[p for p in state.payees.values() if p.customer_id == customer_id])
+
+
+@tool(write=True, sensitive=("customer_id", "account_number"))
+def add_payee(
+    state: BankState,
+    customer_id: CustomerId,
+    name: Annotated[str, Field(min_length=1, max_length=80, description="Recipient's full name.")],
+    account_number: Annotated[str, Field(description="Recipient's 10-digit account number.")],
+    nickname: Annotated[str, Field(max_length=40, description="Short label, e.g. 'landlord'.")] = "",
+) -> Payee:
+    """Save a new external payee for a customer."""
+    lookup(state.customers, customer_id, "customer_id", "customer")
+    require(account_number.isdigit() and len(account_number) == 10,
+            f"account_number must be exactly 10 digits, got '{account_number}'")
+    dup = next((p for p in state.payees.values()
+                if p.customer_id == customer_id and p.account_number == account_number), None)
+    require(dup is None, f"customer '{customer_id}' already has payee "
+            f"'{dup.payee_id if dup else ''}' with account number {account_number}")
+    payee = Payee(payee_id=state.new_id("PAY"), customer_id=customer_id, name=name.strip(),
+                  account_number=account_number, nickname=nickname.strip())
+    state.payees[payee.payee_id] = payee
+    return payee
+
+
+def _own_payee(state: BankState, account: Account, payee_id: str) -> Payee:
+    payee = lookup(state.payees, payee_id, "payee_id", "payee")
+    require(payee.customer_id == account.customer_id,
+            f"payee '{payee_id}' belongs to another customer; payees of '{account.customer_id}': "
+            + ", ".join(p.payee_id for p in state.payees.values() if p.customer_id == account.customer_id))
+    return payee
+
+
+@tool(write=True, sensitive=("account_id", "payee_id", "amount"))
+def pay_payee(
+    state: BankState,
+    account_id: AccountId,
+    payee_id: Annotated[str, Field(description="Saved payee id, e.g. 'PAY-0002'.")],
+    amount: Amount,
+    memo: Annotated[str, Field(max_length=140, description="Note for the recipient.")] = "",
+) -> Transaction:
+    """Pay a saved payee now from one of the payee owner's accounts."""
+    acc = _account(state, account_id)
+    payee = _own_payee(state, acc, payee_id)
+    _usable(acc, "account_id")
+    _debit(state, acc, amount)
+    state.advance()
+    acc.balance = round(acc.balance - amount, 2)
+    acc.transferred_today = round(acc.transferred_today + amount, 2)
+    return _log(state, acc.account_id, "payee_payment", amount, "transfer", memo or f"payment to {payee.name}", payee.name)
+
+
+@tool(sensitive=("account_id",))
+def list_scheduled_payments(
+    state: BankState,
+    account_id: AccountId,
+    status: Annotated[PaymentStatus | None, Field(description="Only payments in this status.")] = None,
+) -> PaymentList:
+    """List an account's scheduled payments."""
+    _account(state, account_id)
+    return PaymentList(payments=[
+        p for p in state.scheduled.values()
+        if p.account_id == account_id and (status is None or p.status == status)
+    ])
+
+
+@tool(write=True, sensitive=("account_id", "payee_id", "amount"))
+def schedule_payment(
+    state: BankState,
+    account_id: AccountId,
+    payee_id: Annotated[str, Field(description="Saved payee id, e.g. 'PAY-0002'.")],
+    amount: Amount,
+    date: Annotated[str, Field(description="Execution date, YYYY-MM-DD, after today.")],
+) -> ScheduledPayment:
+    """Schedule a future payment to a saved payee."""
+    acc = _account(state, account_id)
+    _own_payee(state, acc, payee_id)
+    _usable(acc, "account_id")
+    require(len(date) == 10 and date[4] == "-" and date[7] == "-", f"date must look like 2026-04-01, got '{date}'")
+    require(date > state.now[:10], f"date {date} is not after today ({state.now[:10]})")
+    payment = ScheduledPayment(payment_id=state.new_id("SCH"), account_id=acc.account_id,
+                               payee_id=payee_id, amount=round(amount, 2), date=date, status="scheduled")
+    state.scheduled[payment.payment_id] = payment
+    return payment
+
+
+@tool(write=True, sensitive=("payment_id",))
+def cancel_scheduled_payment(
+    state: BankState,
+    payment_id: Annotated[str, Field(description="Scheduled payment id, e.g. 'SCH-0004'.")],
+) -> ScheduledPayment:
+    """Cancel a scheduled payment that has not run yet."""
+    payment = lookup(state.scheduled, payment_id, "payment_id", "scheduled payment")
+    require(payment.status == "scheduled", f"payment '{payment_id}' is already {payment.status}")
+    payment.status = "cancelled"
+    return payment
+
+
+@tool(sensitive=("account_id",))
+def list_cards(state: BankState, account_id: AccountId) -> CardList:
+    """List the cards attached to an account."""
+    _account(state, account_id)
+    return CardList(cards=[c for c in state.cards.values() if c.account_id == account_id])
+
+
+@tool(write=True, sensitive=("card_id",))
+def set_card_status(
+    state: BankState,
+    card_id: Annotated[str, Field(description="Card id, e.g. 'CRD-0007'.")],
+    status: Annotated[CardStatus, Field(description="New status: lock, unlock (active) or cancel.")],
+) -> Card:
+    """Lock, unlock or cancel a card. A cancelled card cannot be reactivated."""
+    card = lookup(state.cards, card_id, "card_id", "card")
+    require(card.status != "cancelled", f"card '{card_id}' is cancelled and cannot change status")
+    require(card.status != status, f"card '{card_id}' is already {status}")
+    card.status = status
+    return card
+
+
+@tool(write=True, sensitive=("transaction_id",))
+def dispute_transaction(
+    state: BankState,
+    transaction_id: Annotated[str, Field(description="Card payment to dispute, e.g. 'TXN-0120'.")],
+    reason: Annotated[DisputeReason, Field(description="Why the charge is wrong.")],
+) -> Transaction:
+    """Dispute a card payment; only card payments not already disputed can be disputed."""
+    txn = lookup(state.transactions, transaction_id, "transaction_id", "transaction")
+    require(txn.kind == "card_payment", f"only card payments can be disputed; '{transaction_id}' is a {txn.kind}")
+    require(not txn.disputed, f"transaction '{transaction_id}' is already disputed ({txn.dispute_reason})")
+    txn.disputed, txn.dispute_reason = True, reason
+    return txn

@@ -1,0 +1,44 @@
+"""Helpers for tool bodies: lookups that fail helpfully, preconditions, and pagination."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TypeVar
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+__all__ = ["lookup", "require", "paginate", "known", "MAX_PAGE"]
+
+T = TypeVar("T")
+MAX_PAGE = 50
+
+
+def known(ids: Iterable[str], limit: int = 8) -> str:
+    """A short list of existing ids for an error message."""
+    ids = list(ids)
+    shown = ", ".join(ids[:limit])
+    more = len(ids) - limit
+    return shown + (f" (and {more} more)" if more > 0 else "") if ids else "(none)"
+
+
+def lookup(table: Mapping[str, T], key: str, param: str, kind: str) -> T:
+    """table[key], or a ToolError naming the parameter and some valid ids."""
+    item = table.get(key)
+    if item is None:
+        raise ToolError(f"{kind} '{key}' not found (parameter '{param}'); known: {known(table)}")
+    return item
+
+
+def require(condition: bool, message: str) -> None:
+    """Raise a model-facing ToolError with `message` unless `condition` holds."""
+    if not condition:
+        raise ToolError(message)
+
+
+def paginate(items: Sequence[T], offset: int, limit: int) -> tuple[list[T], int | None]:
+    """Slice a page; return it with the next offset (None on the last page)."""
+    require(offset >= 0, f"offset must be >= 0, got {offset}")
+    require(1 <= limit <= MAX_PAGE, f"limit must be between 1 and {MAX_PAGE}, got {limit}")
+    page = list(items[offset : offset + limit])
+    nxt = offset + limit
+    return page, (nxt if nxt < len(items) else None)

@@ -1,0 +1,137 @@
+"""The server registry: every `prove_servers.<name>.SERVER`, with globally unique tool names.
+
+Use: `from prove.env import load_registry; reg = load_registry(); reg.tool("transfer_funds")`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import types
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from pydantic import BaseModel
+
+from prove.env.state import ServerState
+from prove.env.tool import ToolSpec, is_tool
+
+__all__ = ["ServerSpec", "Registry", "load_registry", "FAMILIES"]
+
+FAMILIES = (
+    "finance",
+    "productivity",
+    "commerce",
+    "travel",
+    "social",
+    "iot",
+    "developer",
+    "knowledge",
+)
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """One server: its name, family, state model, seeded initial state and tools."""
+
+    name: str
+    family: str
+    description: str
+    state_model: type[ServerState]
+    initial_state: Callable[[int], ServerState]
+    tools: tuple[ToolSpec, ...] = field(repr=False)
+
+    @classmethod
+    def build(
+        cls,
+        name: str,
+        family: str,
+        description: str,
+        state_model: type[ServerState],
+        initial_state: Callable[[int], ServerState],
+        tools_module: types.ModuleType | Iterable[Callable[..., BaseModel]],
+    ) -> ServerSpec:
+        if family not in FAMILIES:
+            raise ValueError(f"server {name}: family {family!r} is not one of {FAMILIES}")
+        fns = (
+            [getattr(tools_module, n) for n in vars(tools_module) if not n.startswith("_")]
+            if isinstance(tools_module, types.ModuleType)
+            else list(tools_module)
+        )
+        # Only functions defined in that module (not imported helpers), in source order.
+        fns = [f for f in fns if is_tool(f)]
+        fns.sort(key=lambda f: f.__code__.co_firstlineno)
+        specs = tuple(ToolSpec.from_function(f, name) for f in fns)
+        return cls(name, family, description, state_model, initial_state, specs)
+
+    def tool_names(self) -> list[str]:
+        return [t.name for t in self.tools]
+
+
+class Registry:
+    """Servers by name and tools by globally unique name."""
+
+    def __init__(self, servers: Sequence[ServerSpec]) -> None:
+        self.servers: dict[str, ServerSpec] = {}
+        self.tools: dict[str, ToolSpec] = {}
+        for server in servers:
+            if server.name in self.servers:
+                raise ValueError(f"duplicate server name {server.name!r}")
+            self.servers[server.name] = server
+            for spec in server.tools:
+                other = self.tools.get(spec.name)
+                if other is not None:
+                    raise ValueError(
+                        f"tool name {spec.name!r} is defined by both {other.server!r} and "
+                        f"{server.name!r}; tool names must be globally unique"
+                    )
+                self.tools[spec.name] = spec
+
+    def server(self, name: str) -> ServerSpec:
+        try:
+            return self.servers[name]
+        except KeyError:
+            raise KeyError(
+                f"unknown server {name!r}; known servers: {', '.join(self.servers)}"
+            ) from None
+
+    def tool(self, name: str) -> ToolSpec:
+        try:
+            return self.tools[name]
+        except KeyError:
+            raise KeyError(f"unknown tool {name!r}") from None
+
+    def subset(self, names: Iterable[str]) -> Registry:
+        return Registry([self.server(n) for n in names])
+
+    def inventory(self) -> list[dict[str, object]]:
+        """One row per tool: server, family, tool, read/write, #params, sensitive params."""
+        return [
+            {
+                "server": s.name,
+                "family": s.family,
+                "tool": t.name,
+                "kind": "write" if t.write else "read",
+                "n_params": len(t.params),
+                "sensitive": ",".join(t.sensitive),
+            }
+            for s in self.servers.values()
+            for t in s.tools
+        ]
+
+
+@lru_cache(maxsize=1)
+def load_registry() -> Registry:
+    """Import every package under `prove_servers` that exports SERVER, sorted by name."""
+    import prove_servers
+
+    specs = []
+    for info in sorted(pkgutil.iter_modules(prove_servers.__path__), key=lambda i: i.name):
+        if not info.ispkg:
+            continue
+        module = importlib.import_module(f"prove_servers.{info.name}")
+        server = getattr(module, "SERVER", None)
+        if isinstance(server, ServerSpec):
+            specs.append(server)
+    return Registry(specs)

@@ -1,0 +1,164 @@
+"""Tool declaration for PROVE servers: the `@tool` decorator, `ToolSpec`, and the model-facing error.
+
+A tool is a plain function `fn(state, **arguments) -> pydantic.BaseModel`. Its docstring is its
+description, its type hints (``Annotated[..., Field(description=...)]``, ``Literal``) are its input
+schema, its return type is its output schema. ``@tool(write=True, sensitive=("account_id",))``
+marks it a write and names the parameters whose values must have provenance.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.func_metadata import func_metadata
+from pydantic import BaseModel, ValidationError
+
+__all__ = ["ToolError", "ToolSpec", "tool", "MAX_STRING_CHARS", "MAX_ARGUMENT_DEPTH"]
+
+MAX_STRING_CHARS = 4096
+"""Longest string a tool argument may carry; longer ones are rejected before the tool runs."""
+MAX_ARGUMENT_DEPTH = 8
+"""Deepest nesting of lists/objects in tool arguments."""
+
+_ATTR = "__prove_tool__"
+
+
+def tool(*, write: bool = False, sensitive: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+    """Mark a function as a tool: a read (default) or a write, with its sensitive parameters."""
+
+    def mark(fn: Callable) -> Callable:
+        setattr(fn, _ATTR, {"write": write, "sensitive": tuple(sensitive)})
+        return fn
+
+    return mark
+
+
+def is_tool(fn: Any) -> bool:
+    return callable(fn) and hasattr(fn, _ATTR)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as every door sees it: schemas, read/write flag, sensitive parameters, validator."""
+
+    name: str
+    server: str
+    description: str
+    write: bool
+    sensitive: tuple[str, ...]
+    fn: Callable[..., BaseModel]
+    public_fn: Callable[..., Any] = field(repr=False)
+    input_schema: dict[str, Any] = field(repr=False)
+    output_schema: dict[str, Any] | None = field(repr=False)
+    arg_model: type[BaseModel] = field(repr=False)
+    params: tuple[str, ...] = ()
+    required: tuple[str, ...] = ()
+
+    @classmethod
+    def from_function(cls, fn: Callable, server: str) -> ToolSpec:
+        marks = getattr(fn, _ATTR, None)
+        if marks is None:
+            raise TypeError(f"{fn.__qualname__} is not decorated with @tool")
+        sig = inspect.signature(fn, eval_str=True)
+        params = list(sig.parameters.values())
+        if not params or params[0].name != "state":
+            raise TypeError(f"tool {fn.__name__}: the first parameter must be `state`")
+        public_sig = sig.replace(parameters=params[1:])
+
+        def public_fn(**kwargs: Any) -> Any:  # the signature MCP sees: no `state`
+            raise RuntimeError("PROVE tools are dispatched by the hub, not called directly")
+
+        public_fn.__name__ = fn.__name__
+        public_fn.__doc__ = fn.__doc__
+        public_fn.__signature__ = public_sig  # type: ignore[attr-defined]
+        meta = func_metadata(public_fn, structured_output=True)
+        schema = meta.arg_model.model_json_schema(by_alias=True)
+        schema["additionalProperties"] = False
+        names = tuple(p.name for p in params[1:])
+        unknown = set(marks["sensitive"]) - set(names)
+        if unknown:
+            raise TypeError(f"tool {fn.__name__}: sensitive names unknown parameters {sorted(unknown)}")
+        return cls(
+            name=fn.__name__,
+            server=server,
+            description=inspect.cleandoc(fn.__doc__ or ""),
+            write=marks["write"],
+            sensitive=marks["sensitive"],
+            fn=fn,
+            public_fn=public_fn,
+            input_schema=schema,
+            output_schema=meta.output_schema,
+            arg_model=meta.arg_model,
+            params=names,
+            required=tuple(schema.get("required", ())),
+        )
+
+    def validate(self, arguments: Any) -> dict[str, Any]:
+        """Check and coerce model-supplied arguments; raise ToolError naming what is wrong."""
+        if not isinstance(arguments, Mapping):
+            raise ToolError(
+                f"arguments of {self.name} must be a JSON object, got {type(arguments).__name__}"
+            )
+        unknown = [k for k in arguments if k not in self.params]
+        if unknown:
+            raise ToolError(
+                f"unknown argument(s) {', '.join(map(repr, unknown))} for {self.name}; "
+                f"valid arguments: {', '.join(self.params) or '(none)'}"
+            )
+        for key, value in arguments.items():
+            _check_size(value, key, 0)
+        try:
+            model = self.arg_model.model_validate(dict(arguments))
+        except ValidationError as exc:
+            raise ToolError(_describe(exc, self)) from None
+        return {name: getattr(model, name) for name in self.params}
+
+    def openai_schema(self) -> dict[str, Any]:
+        """This tool as an OpenAI function schema (what a policy is offered)."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.input_schema,
+            },
+        }
+
+
+def _check_size(value: Any, key: str, depth: int) -> None:
+    if isinstance(value, str):
+        if len(value) > MAX_STRING_CHARS:
+            raise ToolError(
+                f"argument '{key}' is {len(value)} characters long; the limit is {MAX_STRING_CHARS}"
+            )
+        return
+    if depth >= MAX_ARGUMENT_DEPTH and isinstance(value, (list, dict)):
+        raise ToolError(f"argument '{key}' is nested deeper than {MAX_ARGUMENT_DEPTH} levels")
+    if isinstance(value, list):
+        for item in value:
+            _check_size(item, key, depth + 1)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _check_size(item, key, depth + 1)
+
+
+def _describe(exc: ValidationError, spec: ToolSpec) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
+        if err["type"] == "missing":
+            parts.append(f"missing required argument '{loc}'")
+            continue
+        got = err.get("input")
+        shown = repr(got)
+        if len(shown) > 60:
+            shown = shown[:57] + "..."
+        parts.append(f"argument '{loc}': {err['msg']} (got {shown})")
+    return (
+        f"invalid arguments for {spec.name}: " + "; ".join(parts)
+        + f". Required: {', '.join(spec.required) or '(none)'}"
+    )
