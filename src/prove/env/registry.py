@@ -6,6 +6,7 @@ Use: `from prove.env import load_registry; reg = load_registry(); reg.tool("tran
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import types
 from collections.abc import Callable, Iterable, Sequence
@@ -123,12 +124,16 @@ class Registry:
 
 @lru_cache(maxsize=1)
 def load_registry() -> Registry:
-    """Import every package under `prove_servers` that exports SERVER, sorted by name."""
+    """Import every package under `prove_servers` that exports SERVER, sorted by name.
+
+    The environment variable PROVE_SERVERS (comma-separated names) restricts it to a subset.
+    """
     import prove_servers
 
+    wanted = {n.strip() for n in os.environ.get("PROVE_SERVERS", "").split(",") if n.strip()}
     specs = []
     for info in sorted(pkgutil.iter_modules(prove_servers.__path__), key=lambda i: i.name):
-        if not info.ispkg:
+        if not info.ispkg or (wanted and info.name not in wanted):
             continue
         module = importlib.import_module(f"prove_servers.{info.name}")
         server = getattr(module, "SERVER", None)

@@ -1,0 +1,110 @@
+"""Plausible random tool arguments drawn from a server's live state and a tool's JSON schema.
+
+Used by the concurrency tests, the fuzzer and the benchmarks: a parameter called `account_id`
+(or `to_account_id`) is drawn from every `account_id` value that exists in the state, enums from
+the schema, numbers within their bounds. Deterministic for a given `random.Random`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from typing import Any
+
+from prove.env.tool import ToolSpec
+
+__all__ = ["ValuePool", "random_arguments", "random_calls"]
+
+_WORDS = ("alpha", "weekly sync", "urgent", "Berlin", "groceries", "hello there", "Q3 plan", "x")
+
+
+class ValuePool:
+    """Every scalar value in a state, indexed by the field name it appears under."""
+
+    def __init__(self, state_json: Any) -> None:
+        self.by_field: dict[str, list[Any]] = defaultdict(list)
+        self._walk(state_json, None)
+        self.by_field = {k: sorted(set(v), key=repr) for k, v in self.by_field.items()}
+
+    def _walk(self, node: Any, key: str | None) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                self._walk(v, k)
+                if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()):
+                    self.by_field.setdefault(k + "_keys", []).extend(v.keys())
+        elif isinstance(node, list):
+            for item in node:
+                self._walk(item, key)
+        elif key is not None and isinstance(node, (str, int, float)) and not isinstance(node, bool):
+            self.by_field[key].append(node)
+
+    def candidates(self, param: str) -> list[Any]:
+        """Values for `param`: its own field, else the longest matching suffix (to_account_id -> account_id)."""
+        if param in self.by_field:
+            return self.by_field[param]
+        parts = param.split("_")
+        for i in range(1, len(parts)):
+            suffix = "_".join(parts[i:])
+            if suffix in self.by_field and suffix not in ("id", "name"):
+                return self.by_field[suffix]
+        return []
+
+
+def _unwrap(schema: dict[str, Any]) -> dict[str, Any]:
+    options = [s for s in schema.get("anyOf", []) if s.get("type") != "null"]
+    return {**schema, **options[0]} if options else schema
+
+
+def _value(schema: dict[str, Any], param: str, pool: ValuePool, rng: random.Random) -> Any:
+    s = _unwrap(schema)
+    if "enum" in s:
+        return rng.choice(s["enum"])
+    kind = s.get("type")
+    found = [v for v in pool.candidates(param) if kind != "string" or isinstance(v, str)]
+    if kind == "string":
+        if found and rng.random() < 0.9:
+            return rng.choice(found)
+        return rng.choice(_WORDS)
+    if kind in ("integer", "number"):
+        lo = s.get("minimum", s.get("exclusiveMinimum", 0))
+        hi = s.get("maximum", s.get("exclusiveMaximum", max(lo, 0) + 500))
+        nums = [v for v in found if isinstance(v, (int, float)) and lo <= v <= hi]
+        if nums and rng.random() < 0.5:
+            v = rng.choice(nums)
+        else:
+            v = rng.uniform(lo, min(hi, lo + 500))
+        if kind == "integer":
+            v = int(v)
+            v = min(max(v, int(lo) + (1 if "exclusiveMinimum" in s else 0)), int(hi))
+        else:
+            v = round(max(v, lo + 0.01) if "exclusiveMinimum" in s else v, 2)
+        return v
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "array":
+        item = s.get("items", {"type": "string"})
+        return [_value(item, param.rstrip("s"), pool, rng) for _ in range(rng.randrange(1, 3))]
+    return rng.choice(_WORDS)
+
+
+def random_arguments(spec: ToolSpec, pool: ValuePool, rng: random.Random) -> dict[str, Any]:
+    """Schema-valid-looking arguments for `spec`: all required ones, some optional ones."""
+    props = spec.input_schema.get("properties", {})
+    args = {}
+    for name, schema in props.items():
+        if name in spec.required or rng.random() < 0.3:
+            args[name] = _value(schema, name, pool, rng)
+    return args
+
+
+def random_calls(
+    tools: list[ToolSpec], pool: ValuePool, rng: random.Random, n: int, write_share: float = 0.5
+) -> list[dict[str, Any]]:
+    """`n` calls mixing reads and writes (about `write_share` writes)."""
+    reads = [t for t in tools if not t.write] or tools
+    writes = [t for t in tools if t.write] or tools
+    calls = []
+    for _ in range(n):
+        spec = rng.choice(writes if rng.random() < write_share else reads)
+        calls.append({"name": spec.name, "arguments": random_arguments(spec, pool, rng)})
+    return calls
