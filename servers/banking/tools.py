@@ -91,7 +91,7 @@ def _usable(account: Account, param: str) -> None:
     )
 
 
-def _debit(state: BankState, account: Account, amount: float) -> None:
+def _check_debit(account: Account, amount: float) -> None:
     available = account.balance + account.credit_limit
     require(
         amount <= available + 1e-9,
@@ -230,7 +230,7 @@ def transfer_funds(
         src.currency == dst.currency,
         f"currency mismatch: '{src.account_id}' holds {src.currency}, '{dst.account_id}' holds {dst.currency}",
     )
-    _debit(state, src, amount)
+    _check_debit(src, amount)
     state.advance()
     src.balance = round(src.balance - amount, 2)
     src.transferred_today = round(src.transferred_today + amount, 2)
@@ -293,7 +293,7 @@ def pay_payee(
     acc = _account(state, account_id)
     payee = _own_payee(state, acc, payee_id)
     _usable(acc, "account_id")
-    _debit(state, acc, amount)
+    _check_debit(acc, amount)
     state.advance()
     acc.balance = round(acc.balance - amount, 2)
     acc.transferred_today = round(acc.transferred_today + amount, 2)

@@ -38,6 +38,16 @@ def test_every_family_is_known() -> None:
     assert {s.family for s in REG.servers.values()} <= set(FAMILIES)
 
 
+def _has_enum(schema: dict) -> bool:
+    """An enum at the top, inside anyOf/oneOf, or in a list's items."""
+    if "enum" in schema or "const" in schema:
+        return True
+    nested = [*schema.get("anyOf", []), *schema.get("oneOf", [])]
+    if isinstance(schema.get("items"), dict):
+        nested.append(schema["items"])
+    return any(_has_enum(s) for s in nested)
+
+
 @pytest.mark.parametrize("name", ALL_TOOLS)
 def test_schema_quality(name: str) -> None:
     spec: ToolSpec = REG.tool(name)
@@ -49,8 +59,7 @@ def test_schema_quality(name: str) -> None:
         assert prop.get("description"), f"{name}.{pname} has no description"
         # A Literal in the type hint must surface as an enum in the schema.
         if "Literal" in repr(hints[pname]):
-            flat = [prop, *prop.get("anyOf", [])]
-            assert any("enum" in p or "const" in p for p in flat), f"{name}.{pname}: Literal without enum"
+            assert _has_enum(prop), f"{name}.{pname}: Literal without enum"
     assert spec.output_schema and spec.output_schema.get("type") == "object", f"{name}: no output schema"
     assert issubclass(hints["return"], BaseModel)
     assert set(spec.sensitive) <= set(spec.params)

@@ -101,7 +101,7 @@ def test_concurrent_episodes_are_isolated(env_server) -> None:
     results = asyncio.run(run())
     mismatches = []
     writes_ok = 0
-    for (eid, seed, server, calls), (digest, out) in zip(plans, results):
+    for (eid, seed, server, calls), (digest, out) in zip(plans, results, strict=True):
         expected, expected_hash = _replay(seed, calls, [server])
         writes_ok += sum(o["ok"] and REG.tool(o["name"]).write for o in out)
         if digest != expected_hash or out != expected:

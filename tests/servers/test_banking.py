@@ -6,7 +6,15 @@ import pytest
 
 from prove.env import Hub
 from prove_servers.banking import SERVER
-from prove_servers.banking.state import Account, BankState, Card, Customer, Payee, ScheduledPayment, Transaction
+from prove_servers.banking.state import (
+    Account,
+    BankState,
+    Card,
+    Customer,
+    Payee,
+    ScheduledPayment,
+    Transaction,
+)
 
 
 def tiny() -> BankState:

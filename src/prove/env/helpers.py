@@ -21,11 +21,16 @@ def known(ids: Iterable[str], limit: int = 8) -> str:
     return shown + (f" (and {more} more)" if more > 0 else "") if ids else "(none)"
 
 
-def lookup(table: Mapping[str, T], key: str, param: str, kind: str) -> T:
-    """table[key], or a ToolError naming the parameter and some valid ids."""
+def lookup(table: Mapping[str, T], key: str, param: str, kind: str, hint: str | None = None) -> T:
+    """table[key], or a ToolError naming the parameter and some valid ids.
+
+    `hint` replaces the list of known ids where listing them would leak secrets (coupon codes)
+    or where a search tool is the better pointer ("use search_products to find a sku").
+    """
     item = table.get(key)
     if item is None:
-        raise ToolError(f"{kind} '{key}' not found (parameter '{param}'); known: {known(table)}")
+        tail = hint if hint is not None else f"known: {known(table)}"
+        raise ToolError(f"{kind} '{key}' not found (parameter '{param}'); {tail}")
     return item
 
 

@@ -55,13 +55,12 @@ class ServerSpec:
     ) -> ServerSpec:
         if family not in FAMILIES:
             raise ValueError(f"server {name}: family {family!r} is not one of {FAMILIES}")
-        fns = (
-            [getattr(tools_module, n) for n in vars(tools_module) if not n.startswith("_")]
-            if isinstance(tools_module, types.ModuleType)
-            else list(tools_module)
-        )
-        # Only functions defined in that module (not imported helpers), in source order.
-        fns = [f for f in fns if is_tool(f)]
+        if isinstance(tools_module, types.ModuleType):
+            # Only tools defined in that module: a tool imported from elsewhere is not this server's.
+            fns = [f for n, f in vars(tools_module).items() if not n.startswith("_")
+                   and is_tool(f) and f.__module__ == tools_module.__name__]
+        else:
+            fns = [f for f in tools_module if is_tool(f)]
         fns.sort(key=lambda f: f.__code__.co_firstlineno)
         specs = tuple(ToolSpec.from_function(f, name) for f in fns)
         return cls(name, family, description, state_model, initial_state, specs)

@@ -34,7 +34,7 @@ class ServerState(BaseModel):
         return datetime.fromisoformat(self.now)
 
     def advance(self, minutes: int = 1) -> str:
-        """Move the simulated clock forward (each write does) and return the new time."""
+        """Move the simulated clock forward (writes that take time call it) and return the new time."""
         self.now = (self.now_dt() + timedelta(minutes=minutes)).isoformat(timespec="minutes")
         return self.now
 

@@ -1,0 +1,653 @@
+"""Calendar tools: people, calendars, events, invitations, free-time search, rooms, reminders."""
+
+from __future__ import annotations
+
+import difflib
+from datetime import datetime, timedelta, timezone
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from prove.env.fake import iso
+from prove.env.helpers import known, lookup, paginate, require
+from prove.env.tool import ToolError, tool
+from prove_servers.calendar.state import (
+    Attendee,
+    Calendar,
+    CalendarKind,
+    CalendarState,
+    Department,
+    Equipment,
+    Event,
+    EventStatus,
+    MeetingRoom,
+    Person,
+    Recurrence,
+    Reminder,
+    ReminderMethod,
+    Visibility,
+    occurrences,
+)
+
+EventId = Annotated[str, Field(description="Event id, e.g. 'EVT-0012'.")]
+RoomId = Annotated[str, Field(description="Meeting room id, e.g. 'RM-0003'.")]
+Email = Annotated[str, Field(description="A person's work email, e.g. 'amara.chen@northwind.example'.")]
+Time = Annotated[str, Field(description="UTC date and time, 'YYYY-MM-DDTHH:MM'.")]
+Date = Annotated[str, Field(description="Date, 'YYYY-MM-DD'.")]
+Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
+Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
+
+_HORIZON = timedelta(weeks=8)
+"""How far ahead a recurring series is checked for clashes."""
+_MAX_RANGE_DAYS = 92
+_YEARS = (2000, 2100)
+"""Dates and times outside these years are refused (keeps date arithmetic in range)."""
+
+
+class PersonList(BaseModel):
+    people: list[Person]
+    total: int
+    next_offset: int | None
+
+
+class CalendarList(BaseModel):
+    calendars: list[Calendar]
+    total: int
+    next_offset: int | None
+
+
+class EventSummary(BaseModel):
+    event_id: str
+    calendar_id: str
+    title: str
+    occurrence_start: str = Field(description="Start of the occurrence shown (= start for one-off events).")
+    occurrence_end: str
+    recurrence: Recurrence
+    location: str
+    room_id: str | None
+    organizer_email: str
+    attendee_count: int
+    visibility: Visibility
+    status: EventStatus
+
+
+class EventList(BaseModel):
+    events: list[EventSummary]
+    total: int
+    next_offset: int | None
+
+
+class EventDetails(BaseModel):
+    event: Event
+    room: MeetingRoom | None
+    reminders: list[Reminder]
+
+
+class TimeSlot(BaseModel):
+    start: str
+    end: str
+
+
+class FreeSlots(BaseModel):
+    date: str
+    duration_minutes: int
+    slots: list[TimeSlot] = Field(description="Free windows at least duration_minutes long; any start "
+                                              "from a window's start to its end minus the duration works.")
+
+
+class RoomList(BaseModel):
+    rooms: list[MeetingRoom]
+    total: int
+    next_offset: int | None
+
+
+class RoomBooking(BaseModel):
+    event_id: str
+    title: str
+    start: str
+    end: str
+    organizer_email: str
+
+
+class RoomSchedule(BaseModel):
+    room: MeetingRoom
+    date: str
+    bookings: list[RoomBooking]
+
+
+def _time(value: str, param: str) -> datetime:
+    try:
+        dt = datetime.fromisoformat(value.strip()) if len(value.strip()) > 10 else None
+    except ValueError:
+        dt = None
+    if dt is None:
+        raise ToolError(f"{param} must be a UTC time like 2026-03-20T14:00, got '{value}'")
+    if dt.tzinfo is not None:
+        dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
+    require(_YEARS[0] <= dt.year <= _YEARS[1], f"{param} must lie in the years {_YEARS[0]}-{_YEARS[1]}")
+    return dt.replace(second=0, microsecond=0)
+
+
+def _date(value: str, param: str) -> datetime:
+    try:
+        dt = datetime.strptime(value.strip(), "%Y-%m-%d")
+    except ValueError:
+        raise ToolError(f"{param} must be a date like 2026-03-20, got '{value}'") from None
+    require(_YEARS[0] <= dt.year <= _YEARS[1], f"{param} must lie in the years {_YEARS[0]}-{_YEARS[1]}")
+    return dt
+
+
+def _person(state: CalendarState, email: str, param: str) -> Person:
+    wanted = email.strip().lower()
+    found = next((p for p in state.people.values() if p.email == wanted), None)
+    if found is None:
+        emails = sorted(p.email for p in state.people.values())
+        close = difflib.get_close_matches(wanted, emails, n=3, cutoff=0.6)
+        raise ToolError(f"unknown person email '{email}' (parameter '{param}'); "
+                        + (f"did you mean {', '.join(close)}? " if close else "")
+                        + "search_employee_directory finds people by name")
+    return found
+
+
+def _event(state: CalendarState, event_id: str) -> Event:
+    return lookup(state.events, event_id, "event_id", "event")
+
+
+def _room(state: CalendarState, room_id: str) -> MeetingRoom:
+    return lookup(state.rooms, room_id, "room_id", "meeting room")
+
+
+def _live(event: Event) -> None:
+    require(event.status != "cancelled",
+            f"event '{event.event_id}' ('{event.title}') is cancelled and cannot be changed")
+
+
+def _not_over(state: CalendarState, event: Event) -> None:
+    require(event.recurrence != "none" or event.end > state.now,
+            f"event '{event.event_id}' ('{event.title}') already took place ({event.start} to {event.end})")
+
+
+def _organizer_only(event: Event, requester: Person, action: str) -> None:
+    require(requester.email == event.organizer_email,
+            f"only the organizer ({event.organizer_email}) can {action} event '{event.event_id}'; "
+            f"'{requester.email}' is not the organizer")
+
+
+def _invited(event: Event, email: str) -> Attendee | None:
+    return next((a for a in event.attendees if a.email == email), None)
+
+
+def _busy(event: Event, email: str) -> bool:
+    """Whether the event blocks `email`'s time: they organize it or accepted/tentatively accepted."""
+    if event.organizer_email == email:
+        return True
+    att = _invited(event, email)
+    return att is not None and att.response in ("accepted", "tentative")
+
+
+def _span(a: datetime, b: datetime) -> str:
+    return f"{iso(a)} to {iso(b)}"
+
+
+def _clash(state: CalendarState, start: datetime, end: datetime, recurrence: Recurrence, *,
+           email: str | None = None, room_id: str | None = None, skip: str | None = None,
+           ) -> tuple[Event, datetime, datetime] | None:
+    """The first live event that overlaps the (series') slot for a person or a room."""
+    cand = occurrences(iso(start), iso(end), recurrence, start, start + _HORIZON)
+    lo, hi = cand[0][0], cand[-1][1]
+    for ev in state.events.values():
+        if ev.status == "cancelled" or ev.event_id == skip:
+            continue
+        if (email is not None and not _busy(ev, email)) or (room_id is not None and ev.room_id != room_id):
+            continue
+        for c, d in occurrences(ev.start, ev.end, ev.recurrence, lo, hi):
+            if any(a < d and c < b for a, b in cand):
+                return ev, c, d
+    return None
+
+
+def _check_slot(state: CalendarState, start: datetime, end: datetime, recurrence: Recurrence,
+                organizer: str, room: MeetingRoom | None, headcount: int, skip: str | None = None) -> None:
+    """Fail unless the organizer is free and the room (if any) is big enough and free."""
+    hit = _clash(state, start, end, recurrence, email=organizer, skip=skip)
+    if hit is not None:
+        raise ToolError(f"the time overlaps '{hit[0].title}' ({hit[0].event_id}, {_span(hit[1], hit[2])}) "
+                        f"on the organizer {organizer}'s calendar; find_meeting_times lists free slots")
+    if room is not None:
+        _fits(room, headcount)
+        _room_free(state, room, start, end, recurrence, skip)
+
+
+def _room_free(state: CalendarState, room: MeetingRoom, start: datetime, end: datetime,
+               recurrence: Recurrence, skip: str | None) -> None:
+    hit = _clash(state, start, end, recurrence, room_id=room.room_id, skip=skip)
+    if hit is not None:
+        raise ToolError(f"room '{room.room_id}' ({room.name}) is already booked by '{hit[0].title}' "
+                        f"({hit[0].event_id}, {_span(hit[1], hit[2])}); list_meeting_rooms with "
+                        "free_from/free_until shows free rooms")
+
+
+def _fits(room: MeetingRoom, headcount: int) -> None:
+    require(headcount <= room.capacity,
+            f"room '{room.room_id}' ({room.name}) seats {room.capacity} but the event has {headcount} "
+            "people (organizer + attendees)")
+
+
+def _slot(state: CalendarState, start: str, end: str, start_param: str, end_param: str,
+          ) -> tuple[datetime, datetime]:
+    s, e = _time(start, start_param), _time(end, end_param)
+    require(e > s, f"{end_param} ({iso(e)}) must be after {start_param} ({iso(s)})")
+    require(s >= state.now_dt(), f"{start_param} {iso(s)} is in the past (now is {state.now})")
+    require(e - s <= timedelta(hours=24), f"an event may last at most 24 hours; got {e - s}")
+    return s, e
+
+
+def _summary(ev: Event, occ: tuple[datetime, datetime] | None = None) -> EventSummary:
+    start, end = (iso(occ[0]), iso(occ[1])) if occ else (ev.start, ev.end)
+    return EventSummary(
+        event_id=ev.event_id, calendar_id=ev.calendar_id, title=ev.title, occurrence_start=start,
+        occurrence_end=end, recurrence=ev.recurrence, location=ev.location, room_id=ev.room_id,
+        organizer_email=ev.organizer_email, attendee_count=len(ev.attendees),
+        visibility=ev.visibility, status=ev.status,
+    )
+
+
+def _upcoming(state: CalendarState, ev: Event) -> tuple[datetime, datetime] | None:
+    """A recurring series' current or next occurrence; None for one-off events (show them as is)."""
+    if ev.recurrence == "none":
+        return None
+    now = state.now_dt()
+    occs = occurrences(ev.start, ev.end, ev.recurrence, now, now + timedelta(days=70))
+    return occs[0] if occs else None
+
+
+def _touch(state: CalendarState, event: Event) -> None:
+    event.updated_at = state.advance()
+
+
+@tool()
+def search_employee_directory(
+    state: CalendarState,
+    query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of name, email or job title.")] = "",
+    department: Annotated[Department | None, Field(description="Only people in this department.")] = None,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> PersonList:
+    """Find colleagues by name, email or job title, optionally in one department, with their emails."""
+    q = query.strip().lower()
+    found = [p for p in state.people.values()
+             if (q in p.name.lower() or q in p.email or q in p.title.lower())
+             and (department is None or p.department == department)]
+    page, nxt = paginate(found, offset, limit)
+    return PersonList(people=page, total=len(found), next_offset=nxt)
+
+
+@tool(sensitive=("member_email",))
+def list_calendars(
+    state: CalendarState,
+    member_email: Annotated[str | None, Field(description="Only calendars this person may add events to.")] = None,
+    kind: Annotated[CalendarKind | None, Field(description="Only personal or only team calendars.")] = None,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> CalendarList:
+    """List calendars (personal and team), optionally those a person belongs to."""
+    email = _person(state, member_email, "member_email").email if member_email is not None else None
+    found = [c for c in state.calendars.values()
+             if (email is None or email in c.member_emails) and (kind is None or c.kind == kind)]
+    page, nxt = paginate(found, offset, limit)
+    return CalendarList(calendars=page, total=len(found), next_offset=nxt)
+
+
+@tool(sensitive=("calendar_id", "attendee_email"))
+def list_calendar_events(
+    state: CalendarState,
+    start_date: Annotated[str | None, Field(description="First day, 'YYYY-MM-DD' (default: today).")] = None,
+    end_date: Annotated[str | None, Field(description="Last day, inclusive (default: 6 days after start_date).")] = None,
+    calendar_id: Annotated[str | None, Field(description="Only events on this calendar, e.g. 'CAL-0004'.")] = None,
+    attendee_email: Annotated[str | None, Field(description="Only events this person organizes or is invited to.")] = None,
+    include_cancelled: Annotated[bool, Field(description="Also list cancelled events.")] = False,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> EventList:
+    """List event occurrences in a date range (at most 92 days), in time order; recurring events repeat."""
+    lo = _date(start_date, "start_date") if start_date else state.now_dt().replace(hour=0, minute=0)
+    hi = (_date(end_date, "end_date") if end_date else lo + timedelta(days=6)) + timedelta(days=1)
+    require(hi > lo, f"end_date ({end_date}) must not be before start_date ({iso(lo)[:10]})")
+    require(hi - lo <= timedelta(days=_MAX_RANGE_DAYS), f"the range may span at most {_MAX_RANGE_DAYS} days")
+    if calendar_id is not None:
+        lookup(state.calendars, calendar_id, "calendar_id", "calendar")
+    email = _person(state, attendee_email, "attendee_email").email if attendee_email is not None else None
+    found = [
+        (occ, ev) for ev in state.events.values()
+        if (include_cancelled or ev.status != "cancelled")
+        and (calendar_id is None or ev.calendar_id == calendar_id)
+        and (email is None or ev.organizer_email == email or _invited(ev, email) is not None)
+        for occ in occurrences(ev.start, ev.end, ev.recurrence, lo, hi)
+    ]
+    found.sort(key=lambda pair: (pair[0][0], pair[1].event_id))
+    page, nxt = paginate(found, offset, limit)
+    return EventList(events=[_summary(ev, occ) for occ, ev in page], total=len(found), next_offset=nxt)
+
+
+@tool(sensitive=("organizer_email",))
+def search_calendar_events(
+    state: CalendarState,
+    query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of title, description or location.")] = "",
+    organizer_email: Annotated[str | None, Field(description="Only events organized by this person.")] = None,
+    include_cancelled: Annotated[bool, Field(description="Also return cancelled events.")] = False,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> EventList:
+    """Search all events, past and future, by text and organizer; recurring ones show their next occurrence."""
+    q = query.strip().lower()
+    email = _person(state, organizer_email, "organizer_email").email if organizer_email is not None else None
+    found = sorted(
+        (_summary(ev, _upcoming(state, ev)) for ev in state.events.values()
+         if (q in ev.title.lower() or q in ev.description.lower() or q in ev.location.lower())
+         and (email is None or ev.organizer_email == email)
+         and (include_cancelled or ev.status != "cancelled")),
+        key=lambda ev: (ev.occurrence_start, ev.event_id),
+    )
+    page, nxt = paginate(found, offset, limit)
+    return EventList(events=page, total=len(found), next_offset=nxt)
+
+
+@tool(sensitive=("event_id",))
+def get_calendar_event(state: CalendarState, event_id: EventId) -> EventDetails:
+    """Get one event with its attendees and their responses, its meeting room and reminders."""
+    ev = _event(state, event_id)
+    return EventDetails(
+        event=ev, room=state.rooms.get(ev.room_id) if ev.room_id else None,
+        reminders=[r for r in state.reminders.values() if r.event_id == event_id],
+    )
+
+
+@tool(sensitive=("attendee_email",))
+def list_pending_event_invitations(
+    state: CalendarState,
+    attendee_email: Email,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> EventList:
+    """List upcoming events a person is invited to but has not answered yet (needs_action)."""
+    email = _person(state, attendee_email, "attendee_email").email
+    found = sorted(
+        (_summary(ev, _upcoming(state, ev)) for ev in state.events.values()
+         if ev.status != "cancelled" and (ev.recurrence != "none" or ev.end > state.now)
+         and (att := _invited(ev, email)) is not None and att.response == "needs_action"),
+        key=lambda ev: (ev.occurrence_start, ev.event_id),
+    )
+    page, nxt = paginate(found, offset, limit)
+    return EventList(events=page, total=len(found), next_offset=nxt)
+
+
+@tool(sensitive=("attendee_emails",))
+def find_meeting_times(
+    state: CalendarState,
+    attendee_emails: Annotated[list[str], Field(min_length=1, max_length=10, description="Everyone who must be free (organizer included).")],
+    date: Date,
+    duration_minutes: Annotated[int, Field(ge=15, le=480, description="Meeting length in minutes.")] = 30,
+    earliest_hour: Annotated[int, Field(ge=0, le=23, description="Start of the search window, UTC hour.")] = 9,
+    latest_hour: Annotated[int, Field(ge=1, le=24, description="End of the search window, UTC hour.")] = 17,
+) -> FreeSlots:
+    """Find windows on one day when all the given people are free (accepted/tentative events block time)."""
+    emails = list(dict.fromkeys(_person(state, e, "attendee_emails").email for e in attendee_emails))
+    day = _date(date, "date")
+    require(latest_hour > earliest_hour, f"latest_hour ({latest_hour}) must be after earliest_hour ({earliest_hour})")
+    lo, hi = day + timedelta(hours=earliest_hour), day + timedelta(hours=latest_hour)
+    now = state.now_dt()
+    require(hi > now, f"the window {_span(lo, hi)} is already past (now is {state.now})")
+    if lo < now:
+        lo = now + timedelta(minutes=-now.minute % 15)
+    blocks = sorted(
+        occ for ev in state.events.values()
+        if ev.status != "cancelled" and any(_busy(ev, e) for e in emails)
+        for occ in occurrences(ev.start, ev.end, ev.recurrence, lo, hi)
+    )
+    slots, cursor, need = [], lo, timedelta(minutes=duration_minutes)
+    for a, b in [*blocks, (hi, hi)]:
+        if min(a, hi) - cursor >= need:
+            slots.append(TimeSlot(start=iso(cursor), end=iso(min(a, hi))))
+        cursor = max(cursor, b)
+    return FreeSlots(date=iso(day)[:10], duration_minutes=duration_minutes, slots=slots)
+
+
+@tool()
+def list_meeting_rooms(
+    state: CalendarState,
+    building: Annotated[str | None, Field(description="Only rooms in this building, e.g. 'HQ North'.")] = None,
+    min_capacity: Annotated[int | None, Field(ge=1, le=200, description="Only rooms seating at least this many.")] = None,
+    equipment: Annotated[Equipment | None, Field(description="Only rooms with this equipment.")] = None,
+    free_from: Annotated[str | None, Field(description="With free_until: only rooms free in this window (UTC 'YYYY-MM-DDTHH:MM').")] = None,
+    free_until: Annotated[str | None, Field(description="End of the window that must be free.")] = None,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> RoomList:
+    """List meeting rooms by building, capacity and equipment, optionally only those free in a window."""
+    buildings = sorted({r.building for r in state.rooms.values()})
+    require(building is None or building in buildings,
+            f"unknown building '{building}' (parameter 'building'); buildings: {', '.join(buildings)}")
+    require((free_from is None) == (free_until is None), "give both free_from and free_until, or neither")
+    window = None
+    if free_from is not None and free_until is not None:
+        window = _time(free_from, "free_from"), _time(free_until, "free_until")
+        require(window[1] > window[0], f"free_until ({free_until}) must be after free_from ({free_from})")
+        require(window[1] - window[0] <= timedelta(hours=24), "free_from to free_until may span at most 24 hours")
+    found = [
+        r for r in state.rooms.values()
+        if (building is None or r.building == building)
+        and (min_capacity is None or r.capacity >= min_capacity)
+        and (equipment is None or equipment in r.equipment)
+        and (window is None or _clash(state, *window, "none", room_id=r.room_id) is None)
+    ]
+    page, nxt = paginate(found, offset, limit)
+    return RoomList(rooms=page, total=len(found), next_offset=nxt)
+
+
+@tool(sensitive=("room_id",))
+def get_meeting_room_schedule(state: CalendarState, room_id: RoomId, date: Date) -> RoomSchedule:
+    """Show a meeting room's bookings on one day, in time order."""
+    room = _room(state, room_id)
+    lo = _date(date, "date")
+    bookings = sorted(
+        (RoomBooking(event_id=ev.event_id, title=ev.title, start=iso(a), end=iso(b),
+                     organizer_email=ev.organizer_email)
+         for ev in state.events.values() if ev.room_id == room_id and ev.status != "cancelled"
+         for a, b in occurrences(ev.start, ev.end, ev.recurrence, lo, lo + timedelta(days=1))),
+        key=lambda b: b.start,
+    )
+    return RoomSchedule(room=room, date=iso(lo)[:10], bookings=bookings)
+
+
+@tool(write=True, sensitive=("calendar_id", "organizer_email", "start", "end", "attendee_emails", "room_id"))
+def create_calendar_event(
+    state: CalendarState,
+    calendar_id: Annotated[str, Field(description="Calendar to put the event on, e.g. 'CAL-0004'; the organizer must be a member.")],
+    organizer_email: Email,
+    title: Annotated[str, Field(min_length=1, max_length=120, description="Event title.")],
+    start: Time,
+    end: Time,
+    attendee_emails: Annotated[list[str], Field(max_length=50, description="People to invite (not the organizer).")] = [],  # noqa: B006
+    description: Annotated[str, Field(max_length=2000, description="Agenda or notes.")] = "",
+    location: Annotated[str, Field(max_length=200, description="Where; defaults to the room if one is booked.")] = "",
+    room_id: Annotated[str | None, Field(description="Meeting room to book, e.g. 'RM-0003'.")] = None,
+    visibility: Annotated[Visibility, Field(description="Who can see the details.")] = "default",
+    recurrence: Annotated[Recurrence, Field(description="Repeat the event daily, weekly or monthly.")] = "none",
+) -> Event:
+    """Create an event and invite people; fails if it overlaps the organizer's events or the room is taken."""
+    cal = lookup(state.calendars, calendar_id, "calendar_id", "calendar")
+    organizer = _person(state, organizer_email, "organizer_email")
+    require(organizer.email in cal.member_emails,
+            f"{organizer.email} cannot add events to calendar '{calendar_id}' ({cal.name}); its members: "
+            f"{known(cal.member_emails)}")
+    require(bool(title.strip()), "title must not be blank")
+    s, e = _slot(state, start, end, "start", "end")
+    invited = [_person(state, x, "attendee_emails").email for x in attendee_emails]
+    dups = sorted({x for x in invited if invited.count(x) > 1})
+    require(not dups, f"attendee_emails lists {', '.join(dups)} more than once")
+    require(organizer.email not in invited,
+            f"the organizer {organizer.email} attends automatically; remove them from attendee_emails")
+    room = _room(state, room_id) if room_id is not None else None
+    _check_slot(state, s, e, recurrence, organizer.email, room, 1 + len(invited))
+    event = Event(
+        event_id=state.new_id("EVT"), calendar_id=cal.calendar_id, title=title.strip(),
+        description=description.strip(), start=iso(s), end=iso(e),
+        location=location.strip() or (f"{room.name}, {room.building}" if room else ""),
+        room_id=room_id, organizer_email=organizer.email,
+        attendees=[Attendee(email=x, response="needs_action") for x in invited],
+        visibility=visibility, recurrence=recurrence, status="confirmed", updated_at=state.now,
+    )
+    _touch(state, event)
+    state.events[event.event_id] = event
+    return event
+
+
+@tool(write=True, sensitive=("event_id", "requester_email", "new_start", "new_end"))
+def reschedule_calendar_event(
+    state: CalendarState,
+    event_id: EventId,
+    requester_email: Annotated[str, Field(description="Who asks; must be the event's organizer.")],
+    new_start: Time,
+    new_end: Annotated[str | None, Field(description="New UTC end 'YYYY-MM-DDTHH:MM' (default: keep the duration).")] = None,
+) -> Event:
+    """Move an event (a whole series if recurring); attendees must answer again. Organizer only."""
+    ev = _event(state, event_id)
+    requester = _person(state, requester_email, "requester_email")
+    _live(ev)
+    _organizer_only(ev, requester, "reschedule")
+    _not_over(state, ev)
+    if new_end is None:
+        dur = datetime.fromisoformat(ev.end) - datetime.fromisoformat(ev.start)
+        new_end = iso(_time(new_start, "new_start") + dur)
+    s, e = _slot(state, new_start, new_end, "new_start", "new_end")
+    require((iso(s), iso(e)) != (ev.start, ev.end), f"event '{event_id}' is already at {_span(s, e)}")
+    room = state.rooms.get(ev.room_id) if ev.room_id else None
+    _check_slot(state, s, e, ev.recurrence, ev.organizer_email, room, 1 + len(ev.attendees), skip=event_id)
+    ev.start, ev.end = iso(s), iso(e)
+    for att in ev.attendees:
+        att.response = "needs_action"
+    _touch(state, ev)
+    return ev
+
+
+@tool(write=True, sensitive=("event_id", "requester_email"))
+def cancel_calendar_event(
+    state: CalendarState,
+    event_id: EventId,
+    requester_email: Annotated[str, Field(description="Who asks; must be the event's organizer.")],
+) -> Event:
+    """Cancel an upcoming event (its room is released). Organizer only; cannot be undone."""
+    ev = _event(state, event_id)
+    requester = _person(state, requester_email, "requester_email")
+    require(ev.status != "cancelled", f"event '{event_id}' ('{ev.title}') is already cancelled")
+    _organizer_only(ev, requester, "cancel")
+    _not_over(state, ev)
+    ev.status = "cancelled"
+    _touch(state, ev)
+    return ev
+
+
+@tool(write=True, sensitive=("event_id", "attendee_email"))
+def add_event_attendee(state: CalendarState, event_id: EventId, attendee_email: Email) -> Event:
+    """Invite one more person to an event; a booked room must have a seat for them."""
+    ev = _event(state, event_id)
+    person = _person(state, attendee_email, "attendee_email")
+    _live(ev)
+    _not_over(state, ev)
+    require(person.email != ev.organizer_email, f"{person.email} organizes event '{event_id}' and attends already")
+    att = _invited(ev, person.email)
+    require(att is None, f"{person.email} is already invited to '{event_id}' (response: {att.response if att else ''})")
+    if ev.room_id:
+        _fits(state.rooms[ev.room_id], 2 + len(ev.attendees))
+    ev.attendees.append(Attendee(email=person.email, response="needs_action"))
+    _touch(state, ev)
+    return ev
+
+
+@tool(write=True, sensitive=("event_id", "attendee_email"))
+def remove_event_attendee(state: CalendarState, event_id: EventId, attendee_email: Email) -> Event:
+    """Uninvite a person from an event; their reminders for it are deleted too."""
+    ev = _event(state, event_id)
+    person = _person(state, attendee_email, "attendee_email")
+    _live(ev)
+    require(person.email != ev.organizer_email,
+            f"{person.email} is the organizer of '{event_id}' and cannot be removed; cancel the event instead")
+    require(_invited(ev, person.email) is not None,
+            f"{person.email} is not invited to '{event_id}'; attendees: {known(a.email for a in ev.attendees)}")
+    ev.attendees = [a for a in ev.attendees if a.email != person.email]
+    state.reminders = {k: r for k, r in state.reminders.items()
+                       if not (r.event_id == event_id and r.person_email == person.email)}
+    _touch(state, ev)
+    return ev
+
+
+@tool(write=True, sensitive=("event_id", "attendee_email"))
+def respond_to_event_invitation(
+    state: CalendarState,
+    event_id: EventId,
+    attendee_email: Email,
+    response: Annotated[Literal["accepted", "declined", "tentative"], Field(description="The answer to the invitation.")],
+) -> Event:
+    """Accept, tentatively accept or decline an event invitation on behalf of an invited person."""
+    ev = _event(state, event_id)
+    person = _person(state, attendee_email, "attendee_email")
+    _live(ev)
+    _not_over(state, ev)
+    require(person.email != ev.organizer_email, f"{person.email} organizes '{event_id}'; organizers do not respond")
+    att = _invited(ev, person.email)
+    if att is None:
+        raise ToolError(f"{person.email} is not invited to '{event_id}'; "
+                        f"attendees: {known(a.email for a in ev.attendees)}")
+    require(att.response != response, f"{person.email}'s response to '{event_id}' is already {response}")
+    att.response = response
+    _touch(state, ev)
+    return ev
+
+
+@tool(write=True, sensitive=("event_id", "room_id"))
+def book_meeting_room(state: CalendarState, event_id: EventId, room_id: RoomId) -> Event:
+    """Book a meeting room for an event (replacing its current room); the room must be free and big enough."""
+    ev = _event(state, event_id)
+    room = _room(state, room_id)
+    _live(ev)
+    _not_over(state, ev)
+    require(ev.room_id != room_id, f"event '{event_id}' is already in room '{room_id}' ({room.name})")
+    _fits(room, 1 + len(ev.attendees))
+    _room_free(state, room, datetime.fromisoformat(ev.start), datetime.fromisoformat(ev.end),
+               ev.recurrence, event_id)
+    ev.room_id, ev.location = room_id, f"{room.name}, {room.building}"
+    _touch(state, ev)
+    return ev
+
+
+@tool(write=True, sensitive=("event_id", "person_email"))
+def set_event_reminder(
+    state: CalendarState,
+    event_id: EventId,
+    person_email: Annotated[str, Field(description="Who gets reminded: the organizer or an invited person.")],
+    minutes_before: Annotated[int, Field(ge=0, le=10080, description="How long before the next occurrence (0-10080).")],
+    method: Annotated[ReminderMethod, Field(description="How the reminder is delivered.")] = "popup",
+) -> Reminder:
+    """Add a reminder for a person before the event's next occurrence."""
+    ev = _event(state, event_id)
+    person = _person(state, person_email, "person_email")
+    _live(ev)
+    require(person.email == ev.organizer_email or _invited(ev, person.email) is not None,
+            f"{person.email} is neither the organizer nor invited to '{event_id}'")
+    now = state.now_dt()
+    nxt = next((a for a, _ in occurrences(ev.start, ev.end, ev.recurrence, now, now + timedelta(days=70))
+                if a >= now), None)
+    if nxt is None:
+        raise ToolError(f"event '{event_id}' has no upcoming occurrence (it started {ev.start})")
+    lead = (nxt - now) // timedelta(minutes=1)
+    require(minutes_before <= lead, f"a reminder {minutes_before} minutes before {iso(nxt)} would fire in "
+            f"the past (now is {state.now}); minutes_before can be at most {lead}")
+    dup = next((r for r in state.reminders.values() if r.event_id == event_id and r.person_email == person.email
+                and r.minutes_before == minutes_before and r.method == method), None)
+    require(dup is None, f"{person.email} already has this reminder for '{event_id}' "
+            f"({dup.reminder_id if dup else ''})")
+    reminder = Reminder(reminder_id=state.new_id("REM"), event_id=event_id, person_email=person.email,
+                        minutes_before=minutes_before, method=method)
+    state.reminders[reminder.reminder_id] = reminder
+    state.advance()
+    return reminder
