@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# PROVE, headless: ./run_all.sh [--profile smoke|paper] runs notebooks 01..07 in order with papermill;
+# ./run_all.sh test [pytest args] runs ruff and the test suite. First use creates .venv and installs.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+VENV="${PROVE_VENV:-.venv}"
+PY="$VENV/bin/python"
+STAMP="$VENV/.prove-installed"
+
+have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; }
+
+bootstrap() {
+  # (Re)install when the venv is missing or pyproject.toml changed since the last install.
+  if [[ -x "$PY" && -f "$STAMP" && "$STAMP" -nt pyproject.toml && "$STAMP" -nt setup.py ]]; then
+    return
+  fi
+  echo "==> setting up $VENV (first use, or pyproject.toml changed)"
+  [[ -x "$PY" ]] || python3 -m venv "$VENV"
+  "$PY" -m pip install --quiet --upgrade pip
+  local extras="test"
+  if have_gpu; then extras="test,train,eval"; fi
+  "$PY" -m pip install --quiet -e ".[${extras}]"
+  "$PY" -m ipykernel install --sys-prefix --name prove --display-name "PROVE (.venv)" >/dev/null
+  touch "$STAMP"
+}
+
+run_tests() {
+  echo "==> ruff"
+  "$VENV/bin/ruff" check .
+  echo "==> pytest"
+  "$PY" -m pytest "$@"
+}
+
+run_notebooks() {
+  local profile="${PROVE_PROFILE:-}"
+  if [[ "${1:-}" == "--profile" ]]; then profile="$2"; shift 2; fi
+  if [[ -z "$profile" ]]; then if have_gpu; then profile=paper; else profile=smoke; fi; fi
+  mkdir -p results figures executed
+  # One environment server for every notebook that talks to it over HTTP.
+  local port
+  port=$("$PY" -c "from prove.env.launch import free_port; print(free_port())")
+  "$PY" -m prove serve --port "$port" >executed/prove-serve.log 2>&1 &
+  local server_pid=$!
+  trap 'kill "$server_pid" 2>/dev/null || true' EXIT
+  "$PY" -c "from prove.env.launch import wait_until_up; wait_until_up('http://127.0.0.1:$port/control/health')"
+  export PROVE_ENV_URL="http://127.0.0.1:$port"
+  echo "==> profile: $profile; environment server at $PROVE_ENV_URL"
+  local nb name
+  for nb in notebooks/[0-9][0-9]_*.ipynb; do
+    name=$(basename "$nb")
+    echo "==> $name"
+    if ! "$PY" -m papermill "$nb" "executed/$name" -k prove --cwd . --log-level WARNING \
+        -p profile "$profile" -p results_dir results -p figures_dir figures; then
+      echo "FAILED: $name (see executed/$name)" >&2
+      exit 1
+    fi
+  done
+  echo "==> done: executed notebooks in executed/, tables in results/, figures in figures/"
+}
+
+bootstrap
+if [[ "${1:-}" == "test" ]]; then
+  shift
+  run_tests "$@"
+else
+  run_notebooks "$@"
+fi
