@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import logging
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -27,6 +27,8 @@ from mcp.client.streamable_http import streamable_http_client
 from prove.env import Hub
 from prove.env.launch import EnvServer, free_port, wait_until_up
 from prove.env.transports import ProveMCPServer
+
+logging.getLogger("httpx2").setLevel(logging.WARNING)
 
 CALL = ("get_customer", {"customer_id": "CUS-0001"})
 

@@ -38,7 +38,10 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     print(f"PROVE: {len(servers or hub.registry.servers)} servers at "
           f"http://{args.host}:{args.port}/<server>/mcp", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    # Long keep-alive: RL clients hold pooled connections across slow steps; a server-side close
+    # racing a reused connection would surface as a spurious transport error.
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
+                timeout_keep_alive=120, backlog=4096)
     return 0
 
 

@@ -21,18 +21,24 @@ REG = load_registry()
 SERVERS = sorted(REG.servers)
 
 
+_REPLAY_HUB = Hub()  # sequential reference replays; one episode id per replay
+_POOLS: dict[tuple[str, int], ValuePool] = {}
+
+
 def _sequence(server: str, seed: int, n: int, rng_seed: int) -> list[dict]:
-    hub = Hub()
-    hub.open("probe", seed)
-    pool = ValuePool(hub.state("probe", server))
-    return random_calls(list(REG.server(server).tools), pool, random.Random(rng_seed), n)
+    if (server, seed) not in _POOLS:
+        _REPLAY_HUB.open(f"probe-{server}-{seed}", seed)
+        _POOLS[server, seed] = ValuePool(_REPLAY_HUB.state(f"probe-{server}-{seed}", server))
+    return random_calls(list(REG.server(server).tools), _POOLS[server, seed], random.Random(rng_seed), n)
 
 
 def _replay(seed: int, calls: list[dict], servers: list[str]) -> tuple[list[dict], str]:
-    hub = Hub()
-    hub.open("r", seed)
-    out = [hub.call(c["name"], c["arguments"], episode_id="r") for c in calls]
-    return out, hub.state_hash("r", servers)
+    eid = f"replay-{len(_REPLAY_HUB.store)}-{id(calls)}"
+    _REPLAY_HUB.open(eid, seed)
+    out = [_REPLAY_HUB.call(c["name"], c["arguments"], episode_id=eid) for c in calls]
+    digest = _REPLAY_HUB.state_hash(eid, servers)
+    _REPLAY_HUB.close(eid)
+    return out, digest
 
 
 def test_same_calls_same_results_and_hash_in_process_and_over_http(env_server) -> None:

@@ -1,36 +1,58 @@
 """Async client for PROVE episodes over streamable HTTP (what RL rollouts and evaluation use).
 
-    async with EnvClient("http://127.0.0.1:8765") as env:
+    async with EnvClient("http://127.0.0.1:8765") as env:          # or a list of worker URLs
         ep = env.episode("rollout-17", seed=3, prefix=[...])
         logged = await ep.call("get_balance", {"account_id": "ACC-0001"})
         digest = await ep.state_hash()
         await ep.close()
 
-One `mcp.Client` per server is shared by all episodes (the 2026-07-28 protocol needs no session),
-over one pooled HTTP connection pool; the episode rides in each request's `_meta`.
+Each call is one self-contained MCP 2026-07-28 `tools/call` POST (no session, no handshake) over a
+pooled HTTP connection, with the episode in `_meta`. With several workers (`prove serve --workers N`)
+an episode is routed to one worker by a stable hash of its id. An `EpisodeHandle` keeps its call log:
+if the server dies and comes back, the handle rebuilds the episode by replaying the log (state is a
+pure function of seed + calls) and then finishes the call it was making.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import itertools
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from contextlib import AsyncExitStack
 from typing import Any
 
-import anyio
 import httpx2
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-__all__ = ["EnvClient", "EpisodeHandle", "EnvClientError", "logged_from_result"]
+__all__ = [
+    "EnvClient", "EpisodeHandle", "EnvClientError", "EnvUnavailable", "logged_from_result",
+    "worker_urls",
+]
 
 logging.getLogger("httpx2").setLevel(logging.WARNING)
 
+PROTOCOL = MODERN_PROTOCOL_VERSIONS[0]
+_ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": PROTOCOL,
+    "io.modelcontextprotocol/clientInfo": {"name": "prove-env-client", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
 
 class EnvClientError(RuntimeError):
-    """The environment server could not be reached, timed out, or refused a control request."""
+    """The environment refused a request (protocol or control error) or timed out."""
+
+
+class EnvUnavailable(EnvClientError):
+    """The environment server could not be reached (down, restarting, refused the connection)."""
+
+
+def worker_urls(host: str, port: int, workers: int) -> list[str]:
+    """The URLs `prove serve --workers N --port P` listens on: ports P .. P+N-1."""
+    return [f"http://{host}:{port + i}" for i in range(workers)]
 
 
 def logged_from_result(name: str, arguments: Any, result: CallToolResult) -> dict[str, Any]:
@@ -46,52 +68,52 @@ def logged_from_result(name: str, arguments: Any, result: CallToolResult) -> dic
 
 
 class EnvClient:
-    """Connection to a `prove serve` endpoint: tool routing, episode control, pooled MCP clients."""
+    """Connection to `prove serve` (one URL, or one per worker): tool routing and episode control."""
 
     def __init__(
         self,
-        base_url: str = "http://127.0.0.1:8765",
+        base_url: str | Sequence[str] = "http://127.0.0.1:8765",
         *,
         timeout: float = 30.0,
         max_connections: int = 256,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        urls = [base_url] if isinstance(base_url, str) else list(base_url)
+        if not urls:
+            raise ValueError("EnvClient needs at least one server URL")
+        self.urls = [u.rstrip("/") for u in urls]
         self.timeout = timeout
         self.max_connections = max_connections
         self.routes: dict[str, str] = {}
-        self._stack: AsyncExitStack | None = None
         self._http: httpx2.AsyncClient | None = None
-        self._clients: dict[str, Client] = {}
+        self._ids = itertools.count(1)
 
     async def __aenter__(self) -> EnvClient:
-        self._stack = AsyncExitStack()
-        self._http = await self._stack.enter_async_context(
-            httpx2.AsyncClient(
-                timeout=httpx2.Timeout(self.timeout),
-                limits=httpx2.Limits(
-                    max_connections=self.max_connections,
-                    max_keepalive_connections=self.max_connections,
-                ),
-            )
+        self._http = httpx2.AsyncClient(
+            timeout=httpx2.Timeout(self.timeout),
+            limits=httpx2.Limits(
+                max_connections=self.max_connections,
+                max_keepalive_connections=self.max_connections,
+            ),
         )
-        self.routes = await self._control("GET", "/control/tools")
-        # Enter every server's MCP client here, in the task that will also exit them (anyio
-        # cancel scopes must be exited by the task that entered them).
-        for server in sorted(set(self.routes.values())):
-            transport = streamable_http_client(f"{self.base_url}/{server}/mcp", http_client=self._http)
-            try:
-                self._clients[server] = await self._stack.enter_async_context(
-                    Client(transport, read_timeout_seconds=self.timeout)
-                )
-            except Exception as exc:
-                await self._stack.aclose()
-                raise EnvClientError(f"could not connect to {self.base_url}/{server}/mcp: {exc!r}") from exc
+        try:
+            self.routes = await self._control(self.urls[0], "GET", "/control/tools")
+        except BaseException:
+            await self._http.aclose()
+            self._http = None
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._stack is not None:
-            await self._stack.aclose()
-        self._stack, self._http, self._clients = None, None, {}
+        if self._http is not None:
+            await self._http.aclose()
+        self._http = None
+
+    def url_for(self, episode_id: str) -> str:
+        """The worker that owns an episode: a stable hash of its id (same in every process)."""
+        if len(self.urls) == 1:
+            return self.urls[0]
+        digest = hashlib.sha256(episode_id.encode()).digest()
+        return self.urls[int.from_bytes(digest[:8], "big") % len(self.urls)]
 
     # -- episodes ------------------------------------------------------------------------
     def episode(
@@ -103,14 +125,17 @@ class EnvClient:
         self, episode_id: str, seed: int = 0, prefix: Sequence[Mapping[str, Any]] | None = None
     ) -> list[dict[str, Any]]:
         body = {"episode_id": episode_id, "seed": seed, "prefix": list(prefix or [])}
-        return (await self._control("POST", "/control/episodes", body))["prefix"]
+        url = self.url_for(episode_id)
+        return (await self._control(url, "POST", "/control/episodes", body))["prefix"]
 
     async def close(self, episode_id: str) -> bool:
-        return (await self._control("DELETE", f"/control/episodes/{episode_id}"))["closed"]
+        url = self.url_for(episode_id)
+        return (await self._control(url, "DELETE", f"/control/episodes/{episode_id}"))["closed"]
 
     async def state_hash(self, episode_id: str, servers: Sequence[str] | None = None) -> str:
         query = f"?servers={','.join(servers)}" if servers else ""
-        return (await self._control("GET", f"/control/episodes/{episode_id}/hash{query}"))["hash"]
+        url = self.url_for(episode_id)
+        return (await self._control(url, "GET", f"/control/episodes/{episode_id}/hash{query}"))["hash"]
 
     async def call(
         self,
@@ -123,56 +148,105 @@ class EnvClient:
     ) -> dict[str, Any]:
         """Call a tool in an episode; a tool error comes back as a logged call with ok=False."""
         args = dict(arguments or {})
-        server = self.routes.get(name)
-        if server is None:  # let the server produce its "unknown tool" message: any endpoint
-            server = next(iter(self.routes.values()))
-        client = self._clients.get(server)
-        if client is None:
-            raise EnvClientError("EnvClient is not open; use `async with EnvClient(...)`")
-        meta: dict[str, Any] = {"episode_id": episode_id, "seed": seed}
+        # An unknown tool still goes to a server, so the caller gets its "did you mean" message.
+        server = self.routes.get(name) or next(iter(self.routes.values()))
+        meta: dict[str, Any] = {"episode_id": episode_id, "seed": seed, **_ENVELOPE}
         if prefix:
             meta["prefix"] = list(prefix)
+        request_id = next(self._ids)
+        body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                "params": {"_meta": meta, "name": name, "arguments": args}}
+        url = f"{self.url_for(episode_id)}/{server}/mcp"
+        headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": PROTOCOL,
+                   "Mcp-Method": "tools/call", "Mcp-Name": name}
+        response = await self._send("POST", url, json=body, headers=headers)
         try:
-            result = await client.call_tool(
-                name, args, read_timeout_seconds=self.timeout, meta=meta
-            )
-        except TimeoutError as exc:
-            raise EnvClientError(
-                f"{name} in episode {episode_id!r} timed out after {self.timeout}s"
-            ) from exc
-        except (httpx2.HTTPError, OSError, anyio.BrokenResourceError) as exc:
-            raise EnvClientError(f"{name} in episode {episode_id!r} failed: {exc!r}") from exc
-        return logged_from_result(name, args, result)
+            message = response.json()
+        except ValueError as exc:
+            raise EnvClientError(f"{name}: non-JSON reply ({response.status_code})") from exc
+        if "error" in message:
+            raise EnvClientError(f"{name} in episode {episode_id!r}: {message['error'].get('message')}")
+        return logged_from_result(name, args, CallToolResult.model_validate(message["result"]))
 
     # -- plumbing --------------------------------------------------------------------------
-    async def _control(self, method: str, path: str, body: Any = None) -> Any:
+    async def _send(self, method: str, url: str, **kwargs: Any) -> httpx2.Response:
         if self._http is None:
             raise EnvClientError("EnvClient is not open; use `async with EnvClient(...)`")
         try:
-            response = await self._http.request(method, self.base_url + path, json=body)
-        except httpx2.HTTPError as exc:
-            raise EnvClientError(f"{method} {self.base_url}{path} failed: {exc!r}") from exc
-        data = response.json()
+            return await self._http.request(method, url, **kwargs)
+        except httpx2.TimeoutException as exc:
+            raise EnvClientError(f"{method} {url} timed out after {self.timeout}s") from exc
+        except (httpx2.TransportError, OSError) as exc:
+            raise EnvUnavailable(f"{method} {url} failed: {exc!r}") from exc
+
+    async def _control(self, url: str, method: str, path: str, body: Any = None) -> Any:
+        # GET and DELETE are idempotent: retry them when a pooled connection was closed under us.
+        tries = 3 if method in ("GET", "DELETE") else 1
+        for attempt in range(tries):
+            try:
+                response = await self._send(method, url + path, json=body)
+                break
+            except EnvUnavailable:
+                if attempt == tries - 1:
+                    raise
+                await asyncio.sleep(0.05 * (attempt + 1))
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise EnvClientError(f"{method} {path}: non-JSON reply ({response.status_code})") from exc
         if response.status_code >= 400:
             raise EnvClientError(f"{method} {path}: {data.get('error', data)}")
         return data
 
 
 class EpisodeHandle:
-    """One episode seen from the client; keeps the log of every call it made."""
+    """One episode seen from the client; keeps its call log and survives server restarts."""
 
     def __init__(
-        self, env: EnvClient, episode_id: str, seed: int, prefix: list[Mapping[str, Any]]
+        self,
+        env: EnvClient,
+        episode_id: str,
+        seed: int,
+        prefix: list[Mapping[str, Any]],
+        *,
+        reconnect_seconds: float = 60.0,
     ) -> None:
         self.env, self.episode_id, self.seed, self.prefix = env, episode_id, seed, prefix
+        self.reconnect_seconds = reconnect_seconds
         self.log: list[dict[str, Any]] = []
+        self.rebuilds = 0
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        logged = await self.env.call(
-            name, arguments, episode_id=self.episode_id, seed=self.seed, prefix=self.prefix
-        )
+        try:
+            logged = await self.env.call(
+                name, arguments, episode_id=self.episode_id, seed=self.seed, prefix=self.prefix
+            )
+        except EnvUnavailable:
+            await self.rebuild()
+            logged = await self.env.call(name, arguments, episode_id=self.episode_id, seed=self.seed)
         self.log.append(logged)
         return logged
+
+    async def rebuild(self) -> None:
+        """Wait for the server, then recreate this episode from seed + prefix + its call log.
+
+        Whatever the server holds for this id is discarded first: a call whose reply was lost may
+        or may not have run, and only the replayed log is known to be right.
+        """
+        deadline = asyncio.get_running_loop().time() + self.reconnect_seconds
+        delay = 0.05
+        replay = [*self.prefix, *({"name": c["name"], "arguments": c["arguments"]} for c in self.log)]
+        while True:
+            try:
+                await self.env.close(self.episode_id)
+                await self.env.open(self.episode_id, self.seed, replay)
+                self.rebuilds += 1
+                return
+            except EnvUnavailable:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
 
     async def state_hash(self, servers: Sequence[str] | None = None) -> str:
         return await self.env.state_hash(self.episode_id, servers)
