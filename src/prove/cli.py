@@ -26,6 +26,14 @@ def _serve(args: argparse.Namespace) -> int:
             return 2
         run_stdio(args.stdio, hub)
         return 0
+    if args.workers > 1:
+        from prove.env.launch import supervise_workers
+
+        passthrough = ["--max-episodes", str(args.max_episodes), "--idle-seconds",
+                       str(args.idle_seconds), "--log-level", args.log_level]
+        if args.servers:
+            passthrough += ["--servers", args.servers]
+        return supervise_workers(args.workers, args.host, args.port, passthrough)
     import uvicorn
 
     from prove.env.transports import build_http_app
@@ -76,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve the MCP servers (streamable HTTP, or stdio for one)")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
     serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    serve.add_argument("--workers", type=int, default=1,
+                       help="N independent processes on ports PORT..PORT+N-1; clients route an "
+                            "episode to one by a stable hash of its id")
     serve.add_argument("--servers", default="", help="comma-separated subset (default: all)")
     serve.add_argument("--stdio", metavar="NAME", default="", help="serve one server over stdio")
     serve.add_argument("--max-episodes", type=int, default=200_000,

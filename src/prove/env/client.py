@@ -217,13 +217,16 @@ class EpisodeHandle:
         self.rebuilds = 0
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        try:
-            logged = await self.env.call(
-                name, arguments, episode_id=self.episode_id, seed=self.seed, prefix=self.prefix
-            )
-        except EnvUnavailable:
-            await self.rebuild()
-            logged = await self.env.call(name, arguments, episode_id=self.episode_id, seed=self.seed)
+        for attempt in range(4):
+            try:
+                logged = await self.env.call(
+                    name, arguments, episode_id=self.episode_id, seed=self.seed, prefix=self.prefix
+                )
+                break
+            except EnvUnavailable:
+                if attempt == 3:
+                    raise
+                await self.rebuild()
         self.log.append(logged)
         return logged
 

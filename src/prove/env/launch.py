@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Sequence
 from types import TracebackType
 
-__all__ = ["EnvServer", "free_port", "wait_until_up"]
+__all__ = ["EnvServer", "free_port", "wait_until_up", "supervise_workers"]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -52,8 +52,10 @@ class EnvServer:
         host: str = "127.0.0.1",
         extra_args: Sequence[str] = (),
         startup_timeout: float = 60.0,
+        workers: int = 1,
     ) -> None:
         self.host, self.port = host, port or free_port(host)
+        self.workers = workers
         self.extra_args = list(extra_args)
         self.startup_timeout = startup_timeout
         self.proc: subprocess.Popen | None = None
@@ -63,14 +65,20 @@ class EnvServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
+    @property
+    def urls(self) -> list[str]:
+        """One URL per worker (ports port .. port+workers-1)."""
+        return [f"http://{self.host}:{self.port + i}" for i in range(self.workers)]
+
     def start(self) -> EnvServer:
         cmd = [sys.executable, "-m", "prove", "serve", "--host", self.host,
-               "--port", str(self.port), *self.extra_args]
+               "--port", str(self.port), "--workers", str(self.workers), *self.extra_args]
         self._log = tempfile.TemporaryFile()  # a file, not a pipe: a chatty server never blocks
         self.proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"},
                                      stdout=subprocess.DEVNULL, stderr=self._log)
         try:
-            wait_until_up(self.url + "/control/health", self.startup_timeout, self.proc)
+            for url in self.urls:
+                wait_until_up(url + "/control/health", self.startup_timeout, self.proc)
         except Exception:
             err = self.stop()
             raise RuntimeError(f"prove serve failed to start: {err[-2000:]}") from None
@@ -106,3 +114,48 @@ class EnvServer:
 
     def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
+
+
+def supervise_workers(
+    workers: int, host: str, port: int, worker_args: Sequence[str] = (), poll_seconds: float = 0.5
+) -> int:
+    """Run `workers` independent `prove serve` processes on ports port..port+workers-1.
+
+    A worker that dies is restarted (its episodes are rebuilt by clients from their call logs).
+    SIGINT/SIGTERM stop every worker. Clients route an episode to `port + hash(id) % workers`.
+    """
+    stopping = False
+
+    def stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+    def spawn(i: int) -> subprocess.Popen:
+        cmd = [sys.executable, "-m", "prove", "serve", "--host", host, "--port", str(port + i),
+               *worker_args]
+        return subprocess.Popen(cmd)
+
+    procs = [spawn(i) for i in range(workers)]
+    print(f"PROVE: {workers} workers at http://{host}:{port}..{port + workers - 1}", file=sys.stderr,
+          flush=True)
+    try:
+        while not stopping:
+            time.sleep(poll_seconds)
+            for i, proc in enumerate(procs):
+                if proc.poll() is not None and not stopping:
+                    print(f"PROVE: worker {i} exited with {proc.returncode}; restarting",
+                          file=sys.stderr, flush=True)
+                    procs[i] = spawn(i)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    return 0

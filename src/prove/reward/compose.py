@@ -1,0 +1,80 @@
+"""One turn's reward: the five components composed into a fixed-key dict (``score_turn``).
+
+Use: ``score_turn(pred, ground_truth, tools, config)`` where ``pred`` is the logged calls (or
+model text with ``<tool_call>`` blocks), ``ground_truth`` ``{"calls", "depends_on"}``, ``tools``
+the offered schemas, ``config`` a ``RewardConfig`` or an ablation name. Formulas:
+``prove.reward.components``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prove.reward import components as C
+from prove.reward.config import RewardConfig, get_config
+from prove.reward.parse import normalise_calls, normalise_ground_truth
+from prove.reward.schema import tool_table
+
+COMPONENT_KEYS: tuple[str, ...] = ("validity", "coverage", "efficiency", "name_signal", "arg_match")
+COUNT_KEYS: tuple[str, ...] = (
+    "n_pred",  # calls made, unparseable ones included
+    "n_gt",  # ground-truth calls of the turn
+    "n_matched",  # ground-truth steps covered (|M| of formula 2)
+    "n_errors",  # calls whose live execution is logged as failed
+    "n_unknown_name",  # calls naming no offered tool (hallucinated or unparseable)
+    "budget",  # B = n_g + ceil(n_g · β)
+    "gt_empty",  # 1 for clarification/abstention turns (no ground-truth call)
+)
+KEYS: tuple[str, ...] = ("score", *COMPONENT_KEYS, *COUNT_KEYS)
+
+
+def score_turn(
+    pred: Any,
+    ground_truth: Any,
+    tools: Any = None,
+    config: RewardConfig | str | None = None,
+) -> dict[str, float | int]:
+    """The reward of one turn: ``score`` and every component and count in ``KEYS``, always.
+
+    ``ground_truth`` and ``tools`` may also be JSON strings. Without ``tools`` nothing was
+    offered, so no call earns validity's name or argument thirds.
+    """
+    cfg = get_config(config)
+    calls = normalise_calls(pred)
+    gt = normalise_ground_truth(ground_truth)
+    table = tool_table(tools)
+    n_p, n_g = len(calls), len(gt.names)
+    offered = table.names
+    n_errors = n_unknown = 0
+    for call in calls:
+        n_errors += call.ok is False
+        n_unknown += call.name not in offered
+
+    if n_g == 0:  # clarification / abstention: full score for no call, none for calling
+        validity = coverage = efficiency = name_signal = arg_match = 1.0 if n_p == 0 else 0.0
+        n_matched = 0
+    else:
+        n_matched, value_sum = C.best_matching(
+            C.compatible_pairs(calls, gt, table, cfg), gt.need, cfg.exact_search_budget
+        )
+        validity = C.validity(calls, table)
+        coverage = C.coverage(n_matched, n_g)
+        efficiency = C.efficiency(n_p, n_g, cfg.beta)
+        name_signal = C.name_signal([c.name for c in calls], gt.names)
+        arg_match = C.arg_match(value_sum, n_g)
+    parts = (validity, coverage, efficiency, name_signal, arg_match)
+    return {
+        "score": C.total(parts, cfg.weights) if n_g else validity,
+        "validity": validity,
+        "coverage": coverage,
+        "efficiency": efficiency,
+        "name_signal": name_signal,
+        "arg_match": arg_match,
+        "n_pred": n_p,
+        "n_gt": n_g,
+        "n_matched": n_matched,
+        "n_errors": n_errors,
+        "n_unknown_name": n_unknown,
+        "budget": C.budget(n_g, cfg.beta),
+        "gt_empty": int(n_g == 0),
+    }

@@ -1,0 +1,96 @@
+"""TRL adapter: a batch reward function for ``GRPOTrainer(reward_funcs=[...])`` (TRL not imported).
+
+Use: ``GRPOTrainer(..., reward_funcs=[make_trl_reward("prove")])`` with dataset columns
+``ground_truth`` (the turn's ``{"calls", "depends_on"}``, dict or JSON string), optionally
+``tools`` (offered schemas) and ``tool_calls`` (a live log per completion).
+``score_batch`` returns the full component dicts for logging.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from prove.reward.compose import score_turn
+from prove.reward.config import RewardConfig, get_config
+from prove.reward.parse import (
+    Call,
+    GroundTruth,
+    normalise_call,
+    normalise_ground_truth,
+    parse_tool_calls,
+)
+
+
+def calls_from_completion(completion: Any) -> list[Call]:
+    """Calls in a TRL completion: plain text (``<tool_call>`` blocks) or conversational (a list
+    of messages: each assistant message's OpenAI ``tool_calls`` and ``<tool_call>`` blocks in its
+    content, in order). Outcomes are unknown here; pass a ``tool_calls`` log to have them."""
+    if isinstance(completion, str):
+        return parse_tool_calls(completion)
+    calls: list[Call] = []
+    for message in completion if isinstance(completion, (list, tuple)) else ():
+        if not isinstance(message, dict) or message.get("role", "assistant") != "assistant":
+            continue
+        structured = message.get("tool_calls")
+        if isinstance(structured, list):
+            calls.extend(normalise_call(c, outcome=False) for c in structured)
+        calls.extend(parse_tool_calls(message.get("content")))
+    return calls
+
+
+def _column(values: Any, n: int, name: str) -> Sequence[Any]:
+    if values is None:
+        return [None] * n
+    if not isinstance(values, (list, tuple)) or len(values) != n:
+        raise ValueError(f"column {name!r} must be a list with one entry per completion ({n})")
+    return values
+
+
+def score_batch(
+    completions: Sequence[Any],
+    ground_truth: Sequence[Any],
+    tools: Sequence[Any] | None = None,
+    tool_calls: Sequence[Any] | None = None,
+    config: RewardConfig | str | None = None,
+) -> list[dict[str, float | int]]:
+    """``score_turn`` over a batch. A completion's ``tool_calls`` log, when given (not None),
+    takes precedence over calls parsed from its text. A ground truth shared by several rows is
+    normalised once. Misaligned columns raise ``ValueError``."""
+    n = len(completions)
+    cfg = get_config(config)
+    gts = _column(ground_truth, n, "ground_truth")
+    offered = _column(tools, n, "tools")
+    logs = _column(tool_calls, n, "tool_calls")
+    shared: dict[int, GroundTruth] = {}  # the rollouts of one prompt share its ground truth
+    for gt in gts:
+        if id(gt) not in shared:
+            shared[id(gt)] = normalise_ground_truth(gt)
+    return [
+        score_turn(log if log is not None else calls_from_completion(c), shared[id(gt)], t, cfg)
+        for c, gt, t, log in zip(completions, gts, offered, logs, strict=True)
+    ]
+
+
+def make_trl_reward(config: RewardConfig | str | None = None) -> Callable[..., list[float]]:
+    """A TRL reward function (``prompts, completions, **columns`` → one float per completion),
+    named ``prove_<config>`` so TRL logs it as ``rewards/prove_<config>``."""
+    cfg = get_config(config)
+    label = config if isinstance(config, str) else "prove" if config is None else "custom"
+
+    def reward(
+        prompts: Any = None,
+        completions: Sequence[Any] = (),
+        ground_truth: Sequence[Any] | None = None,
+        tools: Sequence[Any] | None = None,
+        tool_calls: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> list[float]:
+        scores = score_batch(completions, ground_truth, tools, tool_calls, cfg)
+        return [float(s["score"]) for s in scores]
+
+    reward.__name__ = reward.__qualname__ = f"prove_{label}"
+    return reward
+
+
+trl_reward = make_trl_reward()

@@ -1,0 +1,46 @@
+"""VERL adapter: ``compute_score`` for ``reward.custom_reward_function`` (VERL is not imported).
+
+Use in a VERL config: ``reward.custom_reward_function.path=<.../prove/reward/verl.py>`` and
+``name=compute_score``; pick an ablation with ``+reward.custom_reward_function.reward_kwargs.
+config=beta0``. Returns the fixed-key dict of ``score_turn`` (VERL needs the same keys for every
+sample and numeric values).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prove.reward.compose import score_turn
+from prove.reward.config import RewardConfig
+from prove.reward.parse import loads, parse_tool_calls
+
+TOOL_LOG_KEY = "tool_calls"  # the rollout's logged calls, appended by PROVE's VERL tool
+
+
+def _decoded(value: Any) -> Any:
+    """Parquet rows may carry the log as a JSON string; decode it, keep anything else."""
+    return loads(value, None) if isinstance(value, str) else value
+
+
+def compute_score(
+    data_source: Any,
+    solution_str: Any,
+    ground_truth: Any,
+    extra_info: Any = None,
+    config: RewardConfig | str | None = None,
+    **kw: Any,
+) -> dict[str, float | int]:
+    """Score one VERL trajectory.
+
+    Predicted calls come from ``extra_info["tool_calls"]`` (the live log, with outcomes) when the
+    key is present — an empty list means the policy made no call. Only when it is absent (or
+    null) are ``<tool_call>`` blocks parsed from ``solution_str``; those have no live outcome,
+    so they never earn validity's execution third. ``ground_truth`` is the turn's
+    ``{"calls", "depends_on"}`` as a dict or a JSON string; offered schemas are
+    ``extra_info["tools"]`` (list or JSON string). ``data_source`` is not used: one reward for
+    every PROVE row. An unknown ``config`` name raises (a misconfigured run should stop).
+    """
+    info = extra_info if isinstance(extra_info, dict) else {}
+    log = _decoded(info.get(TOOL_LOG_KEY))
+    pred = parse_tool_calls(solution_str) if log is None else log
+    return score_turn(pred, ground_truth, info.get("tools"), config)
