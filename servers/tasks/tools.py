@@ -1,0 +1,632 @@
+"""Task-management tools: projects, members, tasks, dependencies, comments, time logs, milestones."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from prove.env.helpers import lookup, paginate, require
+from prove.env.tool import ToolError, tool
+from prove_servers.tasks.state import (
+    MAX_HOURS_PER_DAY,
+    MAX_SPRINT_DAYS,
+    Comment,
+    Milestone,
+    MilestoneKind,
+    Priority,
+    Project,
+    ProjectStatus,
+    Role,
+    Task,
+    TaskState,
+    TaskStatus,
+    TimeLog,
+)
+
+ProjectId = Annotated[str, Field(description="Project id, e.g. 'PRJ-0003' (see list_projects).")]
+TaskId = Annotated[str, Field(description="Task id, e.g. 'TSK-0042'.")]
+UserId = Annotated[str, Field(description="User id, e.g. 'USR-0007' (see list_project_members).")]
+Date = Annotated[str, Field(description="Date, 'YYYY-MM-DD'.")]
+Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
+Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
+
+_PRIORITY_RANK = {"urgent": 0, "high": 1, "medium": 2, "low": 3}
+
+
+class ProjectSummary(BaseModel):
+    project_id: str
+    workspace_id: str
+    name: str
+    status: ProjectStatus
+    owner_id: str
+    owner_name: str
+    due_date: str
+    your_role: Role | None = Field(description="The signed-in user's role; None when not a member.")
+    member_count: int
+    open_tasks: int
+
+
+class ProjectList(BaseModel):
+    projects: list[ProjectSummary]
+    total: int
+    next_offset: int | None
+
+
+class MemberInfo(BaseModel):
+    user_id: str
+    name: str
+    email: str
+    title: str
+    role: Role
+
+
+class MemberList(BaseModel):
+    project_id: str
+    members: list[MemberInfo]
+
+
+class TaskCounts(BaseModel):
+    todo: int
+    in_progress: int
+    blocked: int
+    done: int
+
+
+class ProjectDetails(Project):
+    workspace_name: str
+    your_role: Role | None
+    task_counts: TaskCounts
+    milestones: list[Milestone]
+
+
+class TaskSummary(BaseModel):
+    task_id: str
+    project_id: str
+    title: str
+    assignee_id: str | None
+    status: TaskStatus
+    priority: Priority
+    due_date: str | None
+    estimate_hours: float
+    parent_id: str | None
+    labels: list[str]
+    overdue: bool
+
+
+class TaskList(BaseModel):
+    tasks: list[TaskSummary]
+    total: int
+    next_offset: int | None
+
+
+class TaskRef(BaseModel):
+    task_id: str
+    title: str
+    status: TaskStatus
+
+
+class TaskDetails(Task):
+    project_name: str
+    assignee_name: str | None
+    subtasks: list[TaskRef]
+    dependencies: list[TaskRef] = Field(description="Tasks this one waits for.")
+    blocking: list[TaskRef] = Field(description="Tasks that wait for this one.")
+    comments: list[Comment]
+    time_logs: list[TimeLog]
+
+
+class MilestoneInfo(Milestone):
+    tasks_total: int
+    tasks_done: int
+
+
+class MilestoneList(BaseModel):
+    project_id: str
+    milestones: list[MilestoneInfo]
+
+
+class UserWorkload(BaseModel):
+    user_id: str
+    name: str
+    open_tasks: int
+    in_progress: int
+    blocked: int
+    overdue: int
+    remaining_estimate_hours: float
+    logged_hours_last_7_days: float
+    weekly_capacity_hours: float
+
+
+class WorkloadSummary(BaseModel):
+    as_of: str
+    people: list[UserWorkload] = Field(description="Busiest first (most remaining estimated hours).")
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _today(state: TaskState) -> str:
+    return state.now[:10]
+
+
+def _date(value: str, param: str) -> str:
+    try:
+        day = datetime.strptime(value.strip(), "%Y-%m-%d").date()
+    except ValueError:
+        raise ToolError(f"{param} must be a date like 2026-06-30, got '{value}'") from None
+    require(2000 <= day.year <= 2100, f"{param} must lie in the years 2000-2100, got '{value}'")
+    return day.isoformat()
+
+
+def _project(state: TaskState, project_id: str, param: str = "project_id") -> Project:
+    return lookup(state.projects, project_id, param, "project")
+
+
+def _task(state: TaskState, task_id: str, param: str = "task_id") -> Task:
+    return lookup(state.tasks, task_id, param, "task", hint="use list_tasks to find task ids")
+
+
+def _members(state: TaskState, project: Project) -> str:
+    return ", ".join(f"{u} ({state.users[u].name}, {r})" for u, r in project.members.items())
+
+
+def _check_can(state: TaskState, project: Project, need: Literal["member", "editor", "owner"]) -> None:
+    """The signed-in user may change `project`: not archived, and holds the role `need` asks for."""
+    pid = project.project_id
+    require(project.status != "archived", f"project '{pid}' ({project.name}) is archived and read-only")
+    me = state.users[state.current_user_id]
+    role = project.members.get(me.user_id)
+    require(role is not None, f"you ({me.name}, {me.user_id}) are not a member of project '{pid}' "
+            f"({project.name}); its owner {state.users[project.owner_id].name} can add you")
+    if need == "editor":
+        require(role != "viewer", f"you ({me.name}) are a viewer on project '{pid}' and viewers cannot edit; "
+                f"ask the owner {state.users[project.owner_id].name} for the editor role")
+    if need == "owner":
+        require(role == "owner", f"only owners can manage members of project '{pid}'; you are {role}")
+
+
+def _check_due(state: TaskState, project: Project, value: str, param: str = "due_date") -> str:
+    day = _date(value, param)
+    require(day >= _today(state), f"{param} {day} is in the past (today is {_today(state)})")
+    require(day <= project.due_date, f"{param} {day} is after the due date of project "
+            f"'{project.project_id}' ({project.due_date})")
+    return day
+
+
+def _assignable(state: TaskState, project: Project, user_id: str, param: str = "assignee_id") -> None:
+    role = project.members.get(user_id)
+    require(role is not None, f"user '{user_id}' (parameter '{param}') is not a member of project "
+            f"'{project.project_id}'; members: {_members(state, project)}")
+    require(role != "viewer", f"{state.users[user_id].name} ({user_id}) is a viewer on project "
+            f"'{project.project_id}'; assign an owner or editor: {_members(state, project)}")
+
+
+def _ref(t: Task) -> TaskRef:
+    return TaskRef(task_id=t.task_id, title=t.title, status=t.status)
+
+
+def _summary(state: TaskState, t: Task) -> TaskSummary:
+    overdue = t.status != "done" and t.due_date is not None and t.due_date < _today(state)
+    return TaskSummary(task_id=t.task_id, project_id=t.project_id, title=t.title, assignee_id=t.assignee_id,
+                       status=t.status, priority=t.priority, due_date=t.due_date, estimate_hours=t.estimate_hours,
+                       parent_id=t.parent_id, labels=t.labels, overdue=overdue)
+
+
+def _details(state: TaskState, t: Task) -> TaskDetails:
+    tasks = state.tasks.values()
+    return TaskDetails(
+        **t.model_dump(), project_name=state.projects[t.project_id].name,
+        assignee_name=state.users[t.assignee_id].name if t.assignee_id else None,
+        subtasks=[_ref(s) for s in tasks if s.parent_id == t.task_id],
+        dependencies=[_ref(state.tasks[d]) for d in t.depends_on],
+        blocking=[_ref(s) for s in tasks if t.task_id in s.depends_on],
+        comments=[c for c in state.comments.values() if c.task_id == t.task_id],
+        time_logs=[g for g in state.time_logs.values() if g.task_id == t.task_id],
+    )
+
+
+def _project_details(state: TaskState, p: Project) -> ProjectDetails:
+    counts = {s: 0 for s in ("todo", "in_progress", "blocked", "done")}
+    for t in state.tasks.values():
+        if t.project_id == p.project_id:
+            counts[t.status] += 1
+    return ProjectDetails(
+        **p.model_dump(), workspace_name=state.workspaces[p.workspace_id].name,
+        your_role=p.members.get(state.current_user_id), task_counts=TaskCounts(**counts),
+        milestones=[m for m in state.milestones.values() if m.project_id == p.project_id],
+    )
+
+
+def _dependency_path(state: TaskState, start: str, goal: str) -> list[str] | None:
+    """A chain start -> ... -> goal following depends_on edges, or None."""
+    stack, seen = [[start]], {start}
+    while stack:
+        path = stack.pop()
+        if path[-1] == goal:
+            return path
+        for nxt in state.tasks[path[-1]].depends_on:
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append([*path, nxt])
+    return None
+
+
+# -- reads ---------------------------------------------------------------------------------
+
+
+@tool(sensitive=("workspace_id", "member_id"))
+def list_projects(
+    state: TaskState,
+    workspace_id: Annotated[str | None, Field(description="Only projects of this workspace, e.g. 'WSP-0001'.")] = None,
+    status: Annotated[ProjectStatus | None, Field(description="Only projects in this status.")] = None,
+    member_id: Annotated[str | None, Field(description="Only projects this user is a member of.")] = None,
+    query: Annotated[str, Field(max_length=100, description="Case-insensitive part of the project name.")] = "",
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> ProjectList:
+    """List projects with their status, owner, due date, your role and open task count."""
+    if workspace_id is not None:
+        lookup(state.workspaces, workspace_id, "workspace_id", "workspace")
+    if member_id is not None:
+        lookup(state.users, member_id, "member_id", "user", hint="use list_project_members to find user ids")
+    q = query.strip().lower()
+    found = [
+        ProjectSummary(
+            project_id=p.project_id, workspace_id=p.workspace_id, name=p.name, status=p.status, owner_id=p.owner_id,
+            owner_name=state.users[p.owner_id].name, due_date=p.due_date,
+            your_role=p.members.get(state.current_user_id), member_count=len(p.members),
+            open_tasks=sum(1 for t in state.tasks.values() if t.project_id == p.project_id and t.status != "done"),
+        )
+        for p in state.projects.values()
+        if (workspace_id is None or p.workspace_id == workspace_id) and (status is None or p.status == status)
+        and (member_id is None or member_id in p.members) and q in p.name.lower()
+    ]
+    page, nxt = paginate(found, offset, limit)
+    return ProjectList(projects=page, total=len(found), next_offset=nxt)
+
+
+@tool(sensitive=("project_id",))
+def get_project(state: TaskState, project_id: ProjectId) -> ProjectDetails:
+    """Get a project's details: status, dates, members' roles, task counts by status and milestones."""
+    return _project_details(state, _project(state, project_id))
+
+
+@tool(sensitive=("project_id",))
+def list_project_members(state: TaskState, project_id: ProjectId) -> MemberList:
+    """List a project's members with their user ids, emails and roles (owner, editor, viewer)."""
+    p = _project(state, project_id)
+    rows = [MemberInfo(user_id=u, name=state.users[u].name, email=state.users[u].email, title=state.users[u].title,
+                       role=r) for u, r in p.members.items()]
+    return MemberList(project_id=project_id, members=rows)
+
+
+@tool(sensitive=("project_id", "assignee_id", "milestone_id"))
+def list_tasks(
+    state: TaskState,
+    project_id: Annotated[str | None, Field(description="Only tasks of this project.")] = None,
+    assignee_id: Annotated[str | None, Field(description="Only tasks assigned to this user id.")] = None,
+    status: Annotated[TaskStatus | None, Field(description="Only tasks in this status.")] = None,
+    priority: Annotated[Priority | None, Field(description="Only tasks of this priority.")] = None,
+    label: Annotated[str | None, Field(description="Only tasks carrying this label, e.g. 'bug'.")] = None,
+    due_before: Annotated[str | None, Field(description="Only tasks due on or before this date (YYYY-MM-DD).")] = None,
+    milestone_id: Annotated[str | None, Field(description="Only tasks in this milestone or sprint.")] = None,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> TaskList:
+    """List tasks filtered by project, assignee, status, priority, label, due date or milestone, soonest due first."""
+    if project_id is not None:
+        _project(state, project_id)
+    if assignee_id is not None:
+        lookup(state.users, assignee_id, "assignee_id", "user", hint="use list_project_members to find user ids")
+    if milestone_id is not None:
+        lookup(state.milestones, milestone_id, "milestone_id", "milestone", hint="use list_milestones")
+    before = _date(due_before, "due_before") if due_before is not None else None
+    found = [
+        t for t in state.tasks.values()
+        if (project_id is None or t.project_id == project_id) and (assignee_id is None or t.assignee_id == assignee_id)
+        and (status is None or t.status == status) and (priority is None or t.priority == priority)
+        and (label is None or label.strip().lower() in t.labels) and (milestone_id is None or t.milestone_id == milestone_id)
+        and (before is None or (t.due_date is not None and t.due_date <= before))
+    ]
+    found.sort(key=lambda t: (t.due_date or "9999", _PRIORITY_RANK[t.priority], t.task_id))
+    page, nxt = paginate(found, offset, limit)
+    return TaskList(tasks=[_summary(state, t) for t in page], total=len(found), next_offset=nxt)
+
+
+@tool(sensitive=("task_id",))
+def get_task(state: TaskState, task_id: TaskId) -> TaskDetails:
+    """Get a task in full: subtasks, dependencies and what it blocks, comments and logged time."""
+    return _details(state, _task(state, task_id))
+
+
+@tool(sensitive=("project_id",))
+def list_milestones(
+    state: TaskState,
+    project_id: ProjectId,
+    kind: Annotated[MilestoneKind | None, Field(description="Only milestones or only sprints.")] = None,
+) -> MilestoneList:
+    """List a project's milestones and sprints with their dates and task progress."""
+    _project(state, project_id)
+    rows = []
+    for m in state.milestones.values():
+        if m.project_id == project_id and (kind is None or m.kind == kind):
+            tasks = [t for t in state.tasks.values() if t.milestone_id == m.milestone_id]
+            rows.append(MilestoneInfo(**m.model_dump(), tasks_total=len(tasks),
+                                      tasks_done=sum(t.status == "done" for t in tasks)))
+    rows.sort(key=lambda m: m.due_date)
+    return MilestoneList(project_id=project_id, milestones=rows)
+
+
+@tool(sensitive=("project_id", "user_id"))
+def get_workload_summary(
+    state: TaskState,
+    project_id: Annotated[str | None, Field(description="Only this project's tasks and members.")] = None,
+    user_id: Annotated[str | None, Field(description="Only this user.")] = None,
+) -> WorkloadSummary:
+    """Summarise each person's open tasks, overdue tasks, remaining estimate and recently logged hours."""
+    project = _project(state, project_id) if project_id is not None else None
+    if user_id is not None:
+        lookup(state.users, user_id, "user_id", "user", hint="use list_project_members to find user ids")
+    people = [user_id] if user_id is not None else list(project.members) if project else list(state.users)
+    today = _today(state)
+    week_ago = date.fromisoformat(today).toordinal() - 7
+    rows = []
+    for uid in people:
+        mine = [t for t in state.tasks.values() if t.assignee_id == uid and t.status != "done"
+                and state.projects[t.project_id].status != "archived" and (project_id is None or t.project_id == project_id)]
+        logged = sum(g.hours for g in state.time_logs.values() if g.user_id == uid
+                     and date.fromisoformat(g.date).toordinal() > week_ago
+                     and (project_id is None or state.tasks[g.task_id].project_id == project_id))
+        rows.append(UserWorkload(
+            user_id=uid, name=state.users[uid].name, open_tasks=len(mine),
+            in_progress=sum(t.status == "in_progress" for t in mine), blocked=sum(t.status == "blocked" for t in mine),
+            overdue=sum(t.due_date is not None and t.due_date < today for t in mine),
+            remaining_estimate_hours=round(sum(max(t.estimate_hours - t.logged_hours, 0.0) for t in mine), 2),
+            logged_hours_last_7_days=round(logged, 2), weekly_capacity_hours=state.users[uid].weekly_capacity_hours,
+        ))
+    rows.sort(key=lambda r: (-r.remaining_estimate_hours, r.user_id))
+    return WorkloadSummary(as_of=today, people=rows)
+
+
+# -- writes --------------------------------------------------------------------------------
+
+
+@tool(write=True, sensitive=("workspace_id",))
+def create_project(
+    state: TaskState,
+    workspace_id: Annotated[str, Field(description="Workspace to create it in, e.g. 'WSP-0001'.")],
+    name: Annotated[str, Field(min_length=1, max_length=80, description="Project name, unique in the workspace.")],
+    due_date: Date,
+    description: Annotated[str, Field(max_length=1000, description="What the project is about.")] = "",
+) -> ProjectDetails:
+    """Create a project in a workspace; you become its owner and it starts active today."""
+    ws = lookup(state.workspaces, workspace_id, "workspace_id", "workspace")
+    require(state.current_user_id in ws.member_ids, f"you are not a member of workspace '{workspace_id}'")
+    clean = " ".join(name.split())
+    require(bool(clean), "name must not be empty")
+    clash = next((p for p in state.projects.values()
+                  if p.workspace_id == workspace_id and p.name.lower() == clean.lower()), None)
+    require(clash is None, f"workspace '{workspace_id}' already has a project named '{clean}' "
+            f"('{clash.project_id if clash else ''}')")
+    due = _date(due_date, "due_date")
+    require(due > _today(state), f"due_date {due} must be after today ({_today(state)})")
+    p = Project(project_id=state.new_id("PRJ"), workspace_id=workspace_id, name=clean, description=description.strip(),
+                owner_id=state.current_user_id, status="active", start_date=_today(state), due_date=due,
+                members={state.current_user_id: "owner"})
+    state.projects[p.project_id] = p
+    return _project_details(state, p)
+
+
+@tool(write=True, sensitive=("project_id", "email"))
+def add_project_member(
+    state: TaskState,
+    project_id: ProjectId,
+    email: Annotated[str, Field(description="Work email of the person to add, e.g. 'mei.ito@acme.example'.")],
+    role: Annotated[Role, Field(description="Their role: owner, editor (can edit) or viewer (read and comment).")] = "editor",
+) -> MemberList:
+    """Add a workspace user to a project with a role (project owners only)."""
+    p = _project(state, project_id)
+    _check_can(state, p, "owner")
+    by_email = {u.email: u for u in state.users.values()}
+    user = lookup(by_email, email.strip().lower(), "email", "user with email",
+                  hint="check the address with the person (emails look like 'mei.ito@acme.example')")
+    require(user.user_id in state.workspaces[p.workspace_id].member_ids,
+            f"{user.name} is not in workspace '{p.workspace_id}' ({state.workspaces[p.workspace_id].name})")
+    require(user.user_id not in p.members,
+            f"{user.name} ({user.user_id}) is already a member of project '{project_id}' as {p.members.get(user.user_id)}")
+    p.members = dict(sorted({**p.members, user.user_id: role}.items()))
+    return list_project_members(state, project_id)
+
+
+@tool(write=True, sensitive=("project_id", "assignee_id", "parent_task_id", "milestone_id"))
+def create_task(
+    state: TaskState,
+    project_id: ProjectId,
+    title: Annotated[str, Field(min_length=1, max_length=120, description="Short task title.")],
+    description: Annotated[str, Field(max_length=2000, description="Details and acceptance criteria.")] = "",
+    assignee_id: Annotated[str | None, Field(description="Project member (owner or editor) to assign.")] = None,
+    priority: Annotated[Priority, Field(description="Task priority.")] = "medium",
+    due_date: Annotated[str | None, Field(description="Due date (YYYY-MM-DD), not after the project's due date.")] = None,
+    estimate_hours: Annotated[float, Field(ge=0, le=500, description="Estimated effort in hours.")] = 0.0,
+    labels: Annotated[list[str], Field(max_length=5, description="Labels, e.g. ['bug', 'frontend'].")] = [],  # noqa: B006
+    parent_task_id: Annotated[str | None, Field(description="Make it a subtask of this task (same project).")] = None,
+    milestone_id: Annotated[str | None, Field(description="Milestone or sprint of the same project.")] = None,
+) -> TaskDetails:
+    """Create a task (or a subtask) in a project you can edit."""
+    p = _project(state, project_id)
+    _check_can(state, p, "editor")
+    require(bool(title.strip()), "title must not be empty")
+    if assignee_id is not None:
+        _assignable(state, p, assignee_id)
+    due = _check_due(state, p, due_date) if due_date is not None else None
+    if parent_task_id is not None:
+        parent = _task(state, parent_task_id, "parent_task_id")
+        require(parent.project_id == project_id, f"parent task '{parent_task_id}' is in project '{parent.project_id}', "
+                f"not '{project_id}'")
+        require(parent.parent_id is None, f"'{parent_task_id}' is itself a subtask; subtasks cannot be nested")
+        require(parent.status != "done", f"parent task '{parent_task_id}' is done; reopen it before adding subtasks")
+    if milestone_id is not None:
+        stone = lookup(state.milestones, milestone_id, "milestone_id", "milestone",
+                       hint=f"use list_milestones for project '{project_id}'")
+        require(stone.project_id == project_id, f"milestone '{milestone_id}' belongs to project '{stone.project_id}'")
+    task = Task(task_id=state.new_id("TSK"), project_id=project_id, title=" ".join(title.split()),
+                description=description.strip(), assignee_id=assignee_id, priority=priority, due_date=due,
+                estimate_hours=round(estimate_hours, 2), parent_id=parent_task_id, milestone_id=milestone_id,
+                labels=sorted({x.strip().lower() for x in labels if x.strip()}), created_at=state.now)
+    state.tasks[task.task_id] = task
+    return _details(state, task)
+
+
+@tool(write=True, sensitive=("task_id",))
+def update_task_status(
+    state: TaskState,
+    task_id: TaskId,
+    status: Annotated[TaskStatus, Field(description="New status.")],
+) -> TaskDetails:
+    """Move a task to todo, in_progress, blocked or done; done needs its dependencies and subtasks done."""
+    t = _task(state, task_id)
+    _check_can(state, state.projects[t.project_id], "editor")
+    require(t.status != status, f"task '{task_id}' is already {status}")
+    if status == "done":
+        waiting = [state.tasks[d] for d in t.depends_on if state.tasks[d].status != "done"]
+        require(not waiting, f"task '{task_id}' cannot be done while it depends on unfinished task(s): "
+                + ", ".join(f"{d.task_id} '{d.title}' ({d.status})" for d in waiting))
+        open_subs = [s for s in state.tasks.values() if s.parent_id == task_id and s.status != "done"]
+        require(not open_subs, f"task '{task_id}' has unfinished subtask(s): "
+                + ", ".join(f"{s.task_id} '{s.title}' ({s.status})" for s in open_subs))
+    elif t.status == "done":
+        after = [s for s in state.tasks.values() if task_id in s.depends_on and s.status == "done"]
+        require(not after, f"task '{task_id}' cannot be reopened: done task(s) depend on it: "
+                + ", ".join(f"{s.task_id} '{s.title}'" for s in after))
+        parent = state.tasks.get(t.parent_id or "")
+        require(parent is None or parent.status != "done",
+                f"subtask '{task_id}' cannot be reopened while its parent '{t.parent_id}' is done")
+    t.status = status
+    t.completed_at = state.now if status == "done" else None
+    return _details(state, t)
+
+
+@tool(write=True, sensitive=("task_id", "assignee_id"))
+def assign_task(state: TaskState, task_id: TaskId, assignee_id: UserId) -> TaskDetails:
+    """Assign (or reassign) a task to a project member who is an owner or editor."""
+    t = _task(state, task_id)
+    p = state.projects[t.project_id]
+    _check_can(state, p, "editor")
+    _assignable(state, p, assignee_id)
+    require(t.assignee_id != assignee_id, f"task '{task_id}' is already assigned to {state.users[assignee_id].name}")
+    t.assignee_id = assignee_id
+    return _details(state, t)
+
+
+@tool(write=True, sensitive=("task_id",))
+def set_task_due_date(state: TaskState, task_id: TaskId, due_date: Date) -> TaskDetails:
+    """Set or move a task's due date; it must not be in the past or after the project's due date."""
+    t = _task(state, task_id)
+    p = state.projects[t.project_id]
+    _check_can(state, p, "editor")
+    due = _check_due(state, p, due_date)
+    require(t.due_date != due, f"task '{task_id}' is already due on {due}")
+    t.due_date = due
+    return _details(state, t)
+
+
+@tool(write=True, sensitive=("task_id", "depends_on_task_id"))
+def add_task_dependency(
+    state: TaskState,
+    task_id: Annotated[str, Field(description="The task that has to wait, e.g. 'TSK-0042'.")],
+    depends_on_task_id: Annotated[str, Field(description="The task that must be done first (same project).")],
+) -> TaskDetails:
+    """Record that a task cannot be finished before another task of the same project is done."""
+    t = _task(state, task_id)
+    first = _task(state, depends_on_task_id, "depends_on_task_id")
+    _check_can(state, state.projects[t.project_id], "editor")
+    require(task_id != depends_on_task_id, "a task cannot depend on itself")
+    require(first.project_id == t.project_id, f"'{depends_on_task_id}' is in project '{first.project_id}', "
+            f"'{task_id}' in '{t.project_id}'; dependencies must stay within one project")
+    require(depends_on_task_id not in t.depends_on, f"'{task_id}' already depends on '{depends_on_task_id}'")
+    cycle = _dependency_path(state, depends_on_task_id, task_id)
+    require(cycle is None, "this dependency would create a cycle: " + " -> ".join([task_id, *(cycle or [])]))
+    require(t.status != "done" or first.status == "done",
+            f"task '{task_id}' is done; it cannot depend on unfinished '{depends_on_task_id}' ({first.status})")
+    t.depends_on = sorted([*t.depends_on, depends_on_task_id])
+    return _details(state, t)
+
+
+@tool(write=True, sensitive=("task_id",))
+def add_task_comment(
+    state: TaskState,
+    task_id: TaskId,
+    body: Annotated[str, Field(min_length=1, max_length=2000, description="Comment text.")],
+) -> Comment:
+    """Comment on a task as the signed-in user (any project member, viewers included)."""
+    t = _task(state, task_id)
+    _check_can(state, state.projects[t.project_id], "member")
+    require(bool(body.strip()), "body must not be empty")
+    state.advance()
+    c = Comment(comment_id=state.new_id("CMT"), task_id=task_id, author_id=state.current_user_id,
+                body=body.strip(), created_at=state.now)
+    state.comments[c.comment_id] = c
+    return c
+
+
+@tool(write=True, sensitive=("task_id", "hours"))
+def log_time_on_task(
+    state: TaskState,
+    task_id: TaskId,
+    hours: Annotated[float, Field(gt=0, le=24, description="Hours worked, e.g. 1.5.")],
+    date: Annotated[str | None, Field(description="Day worked (YYYY-MM-DD); default today.")] = None,
+    note: Annotated[str, Field(max_length=200, description="What was done.")] = "",
+) -> TaskDetails:
+    """Log time you worked on a task; a person may log at most 12 hours per day across all tasks."""
+    t = _task(state, task_id)
+    p = state.projects[t.project_id]
+    _check_can(state, p, "editor")
+    day = _date(date, "date") if date is not None else _today(state)
+    require(day <= _today(state), f"date {day} is in the future (today is {_today(state)})")
+    require(day >= p.start_date, f"date {day} is before project '{p.project_id}' started ({p.start_date})")
+    used = sum(g.hours for g in state.time_logs.values() if g.user_id == state.current_user_id and g.date == day)
+    require(used + hours <= MAX_HOURS_PER_DAY + 1e-9,
+            f"you already logged {used:g} h on {day}; at most {MAX_HOURS_PER_DAY:g} h per day, so {max(MAX_HOURS_PER_DAY - used, 0):g} h are left")
+    g = TimeLog(log_id=state.new_id("TLG"), task_id=task_id, user_id=state.current_user_id, hours=round(hours, 2),
+                date=day, note=note.strip())
+    state.time_logs[g.log_id] = g
+    t.logged_hours = round(t.logged_hours + g.hours, 2)
+    return _details(state, t)
+
+
+@tool(write=True, sensitive=("project_id",))
+def create_milestone(
+    state: TaskState,
+    project_id: ProjectId,
+    name: Annotated[str, Field(min_length=1, max_length=80, description="Name, e.g. 'Beta release' or 'Sprint 12'.")],
+    due_date: Annotated[str, Field(description="Due date (sprints: last day), YYYY-MM-DD.")],
+    kind: Annotated[MilestoneKind, Field(description="A one-day milestone or a sprint with a start date.")] = "milestone",
+    start_date: Annotated[str | None, Field(description="Sprints only: first day (YYYY-MM-DD).")] = None,
+) -> MilestoneInfo:
+    """Create a milestone or a sprint in a project you can edit; sprints of a project may not overlap."""
+    p = _project(state, project_id)
+    _check_can(state, p, "editor")
+    clean = " ".join(name.split())
+    others = [m for m in state.milestones.values() if m.project_id == project_id]
+    require(clean.lower() not in (m.name.lower() for m in others),
+            f"project '{project_id}' already has a milestone named '{clean}'")
+    due = _check_due(state, p, due_date)
+    start = None
+    if kind == "sprint":
+        require(start_date is not None, "start_date is required for a sprint")
+        start = _date(start_date or "", "start_date")
+        require(start < due, f"start_date {start} must be before due_date {due}")
+        days = date.fromisoformat(due).toordinal() - date.fromisoformat(start).toordinal() + 1
+        require(days <= MAX_SPRINT_DAYS, f"a sprint lasts at most {MAX_SPRINT_DAYS} days; this one has {days}")
+        clash = next((m for m in others if m.kind == "sprint" and m.start_date and m.start_date <= due
+                      and start <= m.due_date), None)
+        require(clash is None, f"sprint overlaps '{clash.name if clash else ''}' ({clash.start_date if clash else ''} "
+                f"to {clash.due_date if clash else ''}) in project '{project_id}'")
+    else:
+        require(start_date is None, "start_date is only for sprints; leave it out for a milestone")
+    m = Milestone(milestone_id=state.new_id("MLS"), project_id=project_id, name=clean, kind=kind,
+                  start_date=start, due_date=due)
+    state.milestones[m.milestone_id] = m
+    return MilestoneInfo(**m.model_dump(), tasks_total=0, tasks_done=0)

@@ -1,0 +1,628 @@
+"""Connected-vehicle tools: status, locks, climate, charging, trips, alerts, service, valet, sharing."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from prove.env.helpers import known, lookup, paginate, require
+from prove.env.tool import tool
+from prove_servers.vehicle.state import (
+    BOOKING_HORIZON_DAYS,
+    COST_PER_KWH,
+    LOW_TIRE_MARGIN,
+    MAX_CABIN_C,
+    MAX_CHARGE_LIMIT,
+    MIN_CABIN_C,
+    MIN_CHARGE_LIMIT,
+    MIN_CLIMATE_PCT,
+    MODELS,
+    PERMISSION_RANK,
+    AccessGrant,
+    Alert,
+    ChargerType,
+    ChargingSession,
+    Connectivity,
+    Permission,
+    ServiceAppointment,
+    ServiceType,
+    Severity,
+    SharePermission,
+    TirePosition,
+    Trip,
+    UpdateStatus,
+    Vehicle,
+    VehicleState,
+)
+
+VehicleId = Annotated[str, Field(description="Vehicle id, e.g. 'VEH-0003' (from list_my_vehicles).")]
+UserId = Annotated[str, Field(description="Your app user id (whose permission is checked), e.g. 'USR-0002'.")]
+Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
+Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
+
+
+class VehicleSummary(BaseModel):
+    vehicle_id: str
+    nickname: str
+    model: str
+    vin: str
+    ev: bool
+    your_permission: Permission
+    connectivity: Connectivity
+    battery_pct: int | None
+    fuel_pct: int | None
+    range_km: int
+    city: str
+    locked: bool
+
+
+class VehicleList(BaseModel):
+    user_id: str
+    vehicles: list[VehicleSummary]
+    total: int
+
+
+class AccessEntry(BaseModel):
+    user_id: str
+    name: str
+    permission: Permission
+    granted_at: str
+
+
+class VehicleStatus(BaseModel):
+    vehicle_id: str
+    nickname: str
+    model: str
+    model_year: int
+    vin: str
+    ev: bool
+    your_permission: Permission
+    connectivity: Connectivity
+    last_seen: str = Field(description="When the data below was reported (asleep/offline: last known).")
+    odometer_km: int
+    battery_pct: int | None
+    fuel_pct: int | None
+    range_km: int
+    charge_limit_pct: int | None
+    plugged_in: bool
+    charger_type: ChargerType | None
+    charging: bool
+    active_charging_session_id: str | None
+    city: str
+    lat: float
+    lon: float
+    locked: bool
+    climate_on: bool
+    cabin_target_c: float
+    inside_temp_c: float
+    low_tires: list[TirePosition]
+    software_version: str
+    update_status: UpdateStatus
+    update_version: str | None
+    update_finishes_at: str | None
+    valet_mode: bool
+    open_alerts: int
+    upcoming_appointment: ServiceAppointment | None
+    access: list[AccessEntry]
+
+
+class TireReading(BaseModel):
+    position: TirePosition
+    bar: float
+    low: bool
+
+
+class TireReport(BaseModel):
+    vehicle_id: str
+    recommended_bar: float
+    low_below_bar: float
+    measured_at: str
+    tires: list[TireReading]
+    any_low: bool
+
+
+class TripList(BaseModel):
+    vehicle_id: str
+    trips: list[Trip]
+    total: int
+    total_distance_km: float = Field(description="Over all matching trips, not just this page.")
+    next_offset: int | None
+
+
+class SessionList(BaseModel):
+    vehicle_id: str
+    sessions: list[ChargingSession]
+    total: int
+    total_energy_kwh: float
+    total_cost_eur: float
+    next_offset: int | None
+
+
+class AlertList(BaseModel):
+    vehicle_id: str
+    alerts: list[Alert]
+    total: int
+
+
+class ServiceSlot(BaseModel):
+    center_id: str
+    center_name: str
+    address: str
+    start: str
+    services: list[ServiceType]
+
+
+class SlotList(BaseModel):
+    city: str
+    slots: list[ServiceSlot]
+    total: int
+    next_offset: int | None
+
+
+class ChargeSettings(BaseModel):
+    vehicle_id: str
+    charge_limit_pct: int
+    battery_pct: int
+    charging: bool
+    stopped_session_id: str | None = Field(description="Session ended because the new limit is reached.")
+
+
+class AccessList(BaseModel):
+    vehicle_id: str
+    access: list[AccessEntry]
+
+
+def _vehicle(state: VehicleState, vehicle_id: str) -> Vehicle:
+    return lookup(state.vehicles, vehicle_id, "vehicle_id", "vehicle", hint="use list_my_vehicles to find yours")
+
+
+def _grant(vehicle: Vehicle, user_id: str) -> AccessGrant | None:
+    return next((g for g in vehicle.access if g.user_id == user_id), None)
+
+
+def _allowed(state: VehicleState, vehicle_id: str, user_id: str, need: Permission, action: str) -> Vehicle:
+    """The vehicle, if `user_id` has at least `need` access to it (owner > driver > guest)."""
+    lookup(state.users, user_id, "user_id", "user")
+    veh = _vehicle(state, vehicle_id)
+    grant = _grant(veh, user_id)
+    mine = [v.vehicle_id for v in state.vehicles.values() if _grant(v, user_id)]
+    require(grant is not None, f"user '{user_id}' has no access to vehicle '{vehicle_id}'; "
+            f"their vehicles: {known(mine)}")
+    assert grant is not None
+    require(PERMISSION_RANK[grant.permission] >= PERMISSION_RANK[need],
+            f"user '{user_id}' has {grant.permission} access to '{vehicle_id}'; {action} needs "
+            f"{'owner' if need == 'owner' else 'driver or owner'} access")
+    return veh
+
+
+def _online(veh: Vehicle) -> None:
+    require(veh.connectivity != "asleep",
+            f"vehicle '{veh.vehicle_id}' is asleep (last seen {veh.last_seen}); wake it with wake_vehicle first")
+    require(veh.connectivity != "offline",
+            f"vehicle '{veh.vehicle_id}' is offline since {veh.last_seen} (no connection); remote commands "
+            "cannot reach it until it is back in coverage")
+
+
+def _not_installing(veh: Vehicle, action: str) -> None:
+    require(veh.update_status != "installing",
+            f"software update {veh.update_version} is installing on '{veh.vehicle_id}' until "
+            f"{veh.update_finishes_at}; {action} is unavailable until it finishes")
+
+
+def _ev(veh: Vehicle, action: str) -> None:
+    require(veh.ev, f"vehicle '{veh.vehicle_id}' ({veh.model}) is not electric; {action} applies to electric vehicles only")
+
+
+def _low_tires(veh: Vehicle) -> list[TirePosition]:
+    cut = veh.recommended_tire_bar - LOW_TIRE_MARGIN
+    return [p for p in ("front_left", "front_right", "rear_left", "rear_right") if getattr(veh.tires, p) < cut]
+
+
+def _entries(state: VehicleState, veh: Vehicle) -> list[AccessEntry]:
+    return [AccessEntry(user_id=g.user_id, name=state.users[g.user_id].name, permission=g.permission,
+                        granted_at=g.granted_at) for g in veh.access]
+
+
+def _upcoming(state: VehicleState, vehicle_id: str) -> ServiceAppointment | None:
+    return next((a for a in sorted(state.appointments.values(), key=lambda a: a.start)
+                 if a.vehicle_id == vehicle_id and a.status == "booked" and a.start > state.now), None)
+
+
+def _active_session(state: VehicleState, vehicle_id: str) -> ChargingSession | None:
+    return next((s for s in state.charging_sessions.values()
+                 if s.vehicle_id == vehicle_id and s.status == "active"), None)
+
+
+def _status(state: VehicleState, veh: Vehicle, user_id: str) -> VehicleStatus:
+    grant = _grant(veh, user_id)
+    assert grant is not None
+    session = _active_session(state, veh.vehicle_id)
+    fields = veh.model_dump(include={
+        "vehicle_id", "nickname", "model", "model_year", "vin", "ev", "connectivity", "last_seen", "odometer_km",
+        "battery_pct", "fuel_pct", "range_km", "charge_limit_pct", "plugged_in", "charger_type", "charging",
+        "city", "lat", "lon", "locked", "climate_on", "cabin_target_c", "inside_temp_c", "software_version",
+        "update_status", "update_version", "update_finishes_at", "valet_mode"})
+    return VehicleStatus(
+        **fields, your_permission=grant.permission, low_tires=_low_tires(veh),
+        active_charging_session_id=session.session_id if session else None,
+        open_alerts=sum(a.vehicle_id == veh.vehicle_id and not a.resolved for a in state.alerts.values()),
+        upcoming_appointment=_upcoming(state, veh.vehicle_id), access=_entries(state, veh),
+    )
+
+
+def _day(value: str, param: str) -> date:
+    try:
+        day = datetime.strptime(value, "%Y-%m-%d").date()
+    except ValueError:
+        day = None
+    require(day is not None and 2000 <= day.year <= 2100,
+            f"{param} must be a date like 2026-05-14 (YYYY-MM-DD), got '{value}'")
+    assert day is not None
+    return day
+
+
+def _finish_session(state: VehicleState, veh: Vehicle, session: ChargingSession) -> ChargingSession:
+    """Stop charging and close `session` at the current battery level."""
+    capacity = MODELS[veh.model][1] if veh.model in MODELS else 75
+    veh.charging = False
+    session.status, session.ended_at, session.end_pct = "completed", state.now, veh.battery_pct
+    session.energy_kwh = round(max(0, (veh.battery_pct or 0) - session.start_pct) * capacity / 100, 1)
+    session.cost_eur = round(session.energy_kwh * COST_PER_KWH[session.charger_type], 2)
+    return session
+
+
+@tool(sensitive=("user_id",))
+def list_my_vehicles(
+    state: VehicleState,
+    user_id: UserId,
+    permission: Annotated[Permission | None, Field(description="Only vehicles where you hold this permission.")] = None,
+) -> VehicleList:
+    """List the vehicles an app user can access (owned or shared with them) with a short status each."""
+    lookup(state.users, user_id, "user_id", "user")
+    found = []
+    for veh in state.vehicles.values():
+        grant = _grant(veh, user_id)
+        if grant is not None and (permission is None or grant.permission == permission):
+            found.append(VehicleSummary(
+                vehicle_id=veh.vehicle_id, nickname=veh.nickname, model=veh.model, vin=veh.vin, ev=veh.ev,
+                your_permission=grant.permission, connectivity=veh.connectivity, battery_pct=veh.battery_pct,
+                fuel_pct=veh.fuel_pct, range_km=veh.range_km, city=veh.city, locked=veh.locked))
+    return VehicleList(user_id=user_id, vehicles=found, total=len(found))
+
+
+@tool(sensitive=("vehicle_id", "user_id"))
+def get_vehicle_status(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> VehicleStatus:
+    """Get a vehicle's full status: charge or fuel, range, location, locks, climate, software, access list.
+
+    Asleep or offline vehicles report their last known data (see last_seen).
+    """
+    return _status(state, _allowed(state, vehicle_id, user_id, "guest", "viewing status"), user_id)
+
+
+@tool(sensitive=("vehicle_id", "user_id"))
+def get_tire_pressures(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> TireReport:
+    """Get the four tire pressures against the recommended pressure, flagging low tires."""
+    veh = _allowed(state, vehicle_id, user_id, "guest", "reading tire pressures")
+    low = _low_tires(veh)
+    return TireReport(
+        vehicle_id=vehicle_id, recommended_bar=veh.recommended_tire_bar,
+        low_below_bar=round(veh.recommended_tire_bar - LOW_TIRE_MARGIN, 2), measured_at=veh.tires_measured_at,
+        tires=[TireReading(position=p, bar=getattr(veh.tires, p), low=p in low)
+               for p in ("front_left", "front_right", "rear_left", "rear_right")],
+        any_low=bool(low),
+    )
+
+
+@tool(sensitive=("vehicle_id", "user_id", "driver_id"))
+def list_vehicle_trips(
+    state: VehicleState,
+    vehicle_id: VehicleId,
+    user_id: UserId,
+    since: Annotated[str | None, Field(description="Only trips started on or after this date (YYYY-MM-DD).")] = None,
+    driver_id: Annotated[str | None, Field(description="Only trips driven by this user id.")] = None,
+    min_distance_km: Annotated[float | None, Field(ge=0, le=5000, description="Only trips at least this long.")] = None,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> TripList:
+    """List a vehicle's trips, newest first, with distance and energy or fuel used (drivers and owners only)."""
+    _allowed(state, vehicle_id, user_id, "driver", "viewing trip history")
+    day = _day(since, "since").isoformat() if since is not None else ""
+    found = [t for t in reversed(state.trips.values()) if t.vehicle_id == vehicle_id and t.started_at[:10] >= day
+             and (driver_id is None or t.driver_id == driver_id)
+             and (min_distance_km is None or t.distance_km >= min_distance_km)]
+    page, nxt = paginate(found, offset, limit)
+    return TripList(vehicle_id=vehicle_id, trips=page, total=len(found), next_offset=nxt,
+                    total_distance_km=round(sum(t.distance_km for t in found), 1))
+
+
+@tool(sensitive=("vehicle_id", "user_id"))
+def list_vehicle_charging_sessions(
+    state: VehicleState,
+    vehicle_id: VehicleId,
+    user_id: UserId,
+    since: Annotated[str | None, Field(description="Only sessions started on or after this date (YYYY-MM-DD).")] = None,
+    charger_type: Annotated[ChargerType | None, Field(description="Only sessions on this kind of charger.")] = None,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> SessionList:
+    """List an electric vehicle's charging sessions, newest first, with energy and cost totals."""
+    veh = _allowed(state, vehicle_id, user_id, "driver", "viewing charging history")
+    _ev(veh, "charging history")
+    day = _day(since, "since").isoformat() if since is not None else ""
+    found = [s for s in sorted(state.charging_sessions.values(), key=lambda s: s.started_at, reverse=True)
+             if s.vehicle_id == vehicle_id and s.started_at[:10] >= day
+             and (charger_type is None or s.charger_type == charger_type)]
+    page, nxt = paginate(found, offset, limit)
+    return SessionList(vehicle_id=vehicle_id, sessions=page, total=len(found), next_offset=nxt,
+                       total_energy_kwh=round(sum(s.energy_kwh for s in found), 1),
+                       total_cost_eur=round(sum(s.cost_eur for s in found), 2))
+
+
+@tool(sensitive=("vehicle_id", "user_id"))
+def list_vehicle_alerts(
+    state: VehicleState,
+    vehicle_id: VehicleId,
+    user_id: UserId,
+    severity: Annotated[Severity | None, Field(description="Only alerts of this severity.")] = None,
+    include_resolved: Annotated[bool, Field(description="Also list alerts already resolved.")] = False,
+) -> AlertList:
+    """List a vehicle's alerts (low tire pressure, service due, updates, unlocked doors), newest first."""
+    _allowed(state, vehicle_id, user_id, "guest", "viewing alerts")
+    found = [a for a in sorted(state.alerts.values(), key=lambda a: a.created_at, reverse=True)
+             if a.vehicle_id == vehicle_id and (include_resolved or not a.resolved)
+             and (severity is None or a.severity == severity)]
+    return AlertList(vehicle_id=vehicle_id, alerts=found, total=len(found))
+
+
+def _free_slots(state: VehicleState, center_ids: list[str], first: date, days: int) -> list[ServiceSlot]:
+    taken = {(a.center_id, a.start) for a in state.appointments.values() if a.status == "booked"}
+    slots = []
+    for i in range(days):
+        day = first + timedelta(days=i)
+        if day.weekday() >= 5:
+            continue
+        for cid in center_ids:
+            center = state.service_centers[cid]
+            for hhmm in center.slot_times:
+                start = f"{day.isoformat()}T{hhmm}"
+                if start > state.now and (cid, start) not in taken:
+                    slots.append(ServiceSlot(center_id=cid, center_name=center.name, address=center.address,
+                                             start=start, services=center.services))
+    return slots
+
+
+@tool()
+def find_vehicle_service_slots(
+    state: VehicleState,
+    city: Annotated[str, Field(min_length=1, max_length=60, description="City of the service center, e.g. 'Berlin'.")],
+    start_date: Annotated[str, Field(description="First day to search, YYYY-MM-DD.")],
+    days: Annotated[int, Field(ge=1, le=14, description="How many days to search from start_date (1-14).")] = 5,
+    service_type: Annotated[ServiceType | None, Field(description="Only centers offering this service.")] = None,
+    offset: Offset = 0,
+    limit: Limit = 20,
+) -> SlotList:
+    """Find free service appointment slots at the manufacturer's service centers in a city (weekdays)."""
+    cities = sorted({c.city for c in state.service_centers.values()})
+    match = next((c for c in cities if c.lower() == city.strip().lower()), None)
+    require(match is not None, f"no service center in '{city}' (parameter 'city'); cities with centers: {', '.join(cities)}")
+    first = _day(start_date, "start_date")
+    centers = [c.center_id for c in state.service_centers.values()
+               if c.city == match and (service_type is None or service_type in c.services)]
+    slots = _free_slots(state, centers, first, days)
+    page, nxt = paginate(slots, offset, limit)
+    return SlotList(city=match or city, slots=page, total=len(slots), next_offset=nxt)
+
+
+@tool(write=True, sensitive=("vehicle_id", "user_id"))
+def wake_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> VehicleStatus:
+    """Wake an asleep vehicle so it accepts remote commands; offline vehicles cannot be woken."""
+    veh = _allowed(state, vehicle_id, user_id, "guest", "waking the vehicle")
+    require(veh.connectivity != "online", f"vehicle '{vehicle_id}' is already online; no need to wake it")
+    require(veh.connectivity != "offline",
+            f"vehicle '{vehicle_id}' is offline since {veh.last_seen} (no connection) and cannot be woken remotely")
+    veh.connectivity, veh.last_seen = "online", state.advance()
+    return _status(state, veh, user_id)
+
+
+@tool(write=True, sensitive=("vehicle_id", "user_id"))
+def lock_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> VehicleStatus:
+    """Lock all doors remotely; clears any open 'door unlocked' alert."""
+    veh = _allowed(state, vehicle_id, user_id, "guest", "locking")
+    _online(veh)
+    require(not veh.locked, f"vehicle '{vehicle_id}' is already locked")
+    veh.locked = True
+    for a in state.alerts.values():
+        if a.vehicle_id == vehicle_id and a.kind == "door_unlocked":
+            a.resolved = True
+    return _status(state, veh, user_id)
+
+
+@tool(write=True, sensitive=("vehicle_id", "user_id"))
+def unlock_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> VehicleStatus:
+    """Unlock the doors remotely (drivers and owners only; not while a software update installs)."""
+    veh = _allowed(state, vehicle_id, user_id, "driver", "unlocking")
+    _online(veh)
+    _not_installing(veh, "unlocking")
+    require(veh.locked, f"vehicle '{vehicle_id}' is already unlocked")
+    veh.locked = False
+    return _status(state, veh, user_id)
+
+
+@tool(write=True, sensitive=("vehicle_id", "user_id"))
+def set_vehicle_climate(
+    state: VehicleState,
+    vehicle_id: VehicleId,
+    user_id: UserId,
+    on: Annotated[bool, Field(description="True to start (or retarget) climate, false to stop it.")],
+    target_temp_c: Annotated[float | None, Field(ge=MIN_CABIN_C, le=MAX_CABIN_C, description="Cabin target in °C (15-28, rounded to 0.5); only with on=true. Omit to keep the current target.")] = None,
+) -> VehicleStatus:
+    """Start or stop cabin climate remotely, optionally setting the cabin temperature."""
+    veh = _allowed(state, vehicle_id, user_id, "guest", "climate control")
+    require(on or target_temp_c is None, "target_temp_c applies only when turning climate on (on=true)")
+    _online(veh)
+    _not_installing(veh, "climate control")
+    if not on:
+        require(veh.climate_on, f"climate in '{vehicle_id}' is already off")
+        veh.climate_on = False
+        return _status(state, veh, user_id)
+    target = veh.cabin_target_c if target_temp_c is None else round(target_temp_c * 2) / 2
+    require(not (veh.climate_on and target == veh.cabin_target_c),
+            f"climate in '{vehicle_id}' is already on at {veh.cabin_target_c} °C")
+    level, what = (veh.battery_pct, "battery") if veh.ev else (veh.fuel_pct, "fuel")
+    require((level or 0) >= MIN_CLIMATE_PCT,
+            f"{what} of '{vehicle_id}' is at {level}%; remote climate needs at least {MIN_CLIMATE_PCT}%")
+    veh.climate_on, veh.cabin_target_c = True, target
+    state.advance()
+    return _status(state, veh, user_id)
+
+
+@tool(write=True, sensitive=("vehicle_id", "user_id"))
+def start_vehicle_charging(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> ChargingSession:
+    """Start charging a plugged-in electric vehicle up to its charge limit; returns the new session."""
+    veh = _allowed(state, vehicle_id, user_id, "driver", "starting charging")
+    _ev(veh, "charging")
+    _online(veh)
+    require(veh.plugged_in and veh.charger_type is not None, f"vehicle '{vehicle_id}' is not plugged in to a charger")
+    require(not veh.charging, f"vehicle '{vehicle_id}' is already charging "
+            f"(session '{getattr(_active_session(state, vehicle_id), 'session_id', '?')}')")
+    require((veh.battery_pct or 0) < (veh.charge_limit_pct or 100),
+            f"vehicle '{vehicle_id}' is at {veh.battery_pct}%, already at its charge limit of "
+            f"{veh.charge_limit_pct}%; raise it with set_charge_limit to charge further")
+    assert veh.charger_type is not None and veh.battery_pct is not None
+    veh.charging = True
+    session = ChargingSession(session_id=state.new_id("CHG"), vehicle_id=vehicle_id, status="active",
+                              charger_type=veh.charger_type, city=veh.city, started_at=state.advance(),
+                              start_pct=veh.battery_pct, energy_kwh=0.0, cost_eur=0.0)
+    state.charging_sessions[session.session_id] = session
+    return session
+
+
+@tool(write=True, sensitive=("vehicle_id", "user_id"))
+def stop_vehicle_charging(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> ChargingSession:
+    """Stop an electric vehicle's charging now; returns the completed session."""
+    veh = _allowed(state, vehicle_id, user_id, "driver", "stopping charging")
+    _ev(veh, "charging")
+    _online(veh)
+    session = _active_session(state, vehicle_id)
+    require(veh.charging and session is not None, f"vehicle '{vehicle_id}' is not charging")
+    assert session is not None
+    state.advance()
+    return _finish_session(state, veh, session)
+
+
+@tool(write=True, sensitive=("vehicle_id", "user_id"))
+def set_charge_limit(
+    state: VehicleState,
+    vehicle_id: VehicleId,
+    user_id: UserId,
+    charge_limit_pct: Annotated[int, Field(ge=MIN_CHARGE_LIMIT, le=MAX_CHARGE_LIMIT, description="New charge limit, 50-100 percent.")],
+) -> ChargeSettings:
+    """Set where an electric vehicle stops charging; a limit at or below the battery level ends charging."""
+    veh = _allowed(state, vehicle_id, user_id, "driver", "changing the charge limit")
+    _ev(veh, "a charge limit")
+    _online(veh)
+    require(veh.charge_limit_pct != charge_limit_pct, f"charge limit of '{vehicle_id}' is already {charge_limit_pct}%")
+    veh.charge_limit_pct = charge_limit_pct
+    stopped, session = None, _active_session(state, vehicle_id)
+    if veh.charging and session is not None and (veh.battery_pct or 0) >= charge_limit_pct:
+        stopped = _finish_session(state, veh, session).session_id
+    return ChargeSettings(vehicle_id=vehicle_id, charge_limit_pct=charge_limit_pct, battery_pct=veh.battery_pct or 0,
+                          charging=veh.charging, stopped_session_id=stopped)
+
+
+@tool(write=True, sensitive=("vehicle_id", "user_id", "center_id", "start"))
+def book_vehicle_service(
+    state: VehicleState,
+    vehicle_id: VehicleId,
+    user_id: UserId,
+    center_id: Annotated[str, Field(description="Service center id, e.g. 'CTR-0002' (from find_vehicle_service_slots).")],
+    start: Annotated[str, Field(description="Slot start, YYYY-MM-DDTHH:MM, as listed by find_vehicle_service_slots.")],
+    service_type: Annotated[ServiceType, Field(description="What the workshop should do.")],
+    notes: Annotated[str, Field(max_length=300, description="Optional note for the workshop.")] = "",
+) -> ServiceAppointment:
+    """Book a service appointment for a vehicle in a free slot (drivers and owners; one upcoming per vehicle)."""
+    veh = _allowed(state, vehicle_id, user_id, "driver", "booking service")
+    center = lookup(state.service_centers, center_id, "center_id", "service center",
+                    hint="find centers and free slots with find_vehicle_service_slots")
+    require(service_type in center.services,
+            f"{center.name} ({center_id}) does not offer {service_type}; it offers: {', '.join(center.services)}")
+    require(not (veh.ev and service_type == "oil_change"), f"'{vehicle_id}' is electric and needs no oil change")
+    try:
+        when = datetime.strptime(start, "%Y-%m-%dT%H:%M")
+    except ValueError:
+        when = None
+    require(when is not None and 2000 <= when.year <= 2100,
+            f"start must look like 2026-05-14T10:00 (YYYY-MM-DDTHH:MM), got '{start}'")
+    assert when is not None
+    require(start > state.now, f"start {start} is not in the future (now {state.now})")
+    require(when <= state.now_dt() + timedelta(days=BOOKING_HORIZON_DAYS),
+            f"start {start} is more than {BOOKING_HORIZON_DAYS} days ahead; book a nearer date")
+    require(when.weekday() < 5 and start[11:] in center.slot_times,
+            f"{center.name} takes appointments Monday-Friday at {', '.join(center.slot_times)}; "
+            f"{start} is not one of its slots")
+    free = _free_slots(state, [center_id], when.date(), 1)
+    require(any(s.start == start for s in free),
+            f"slot {start} at {center.name} is already taken; free slots that day: "
+            f"{', '.join(s.start[11:] for s in free) or '(none)'}")
+    booked = _upcoming(state, vehicle_id)
+    require(booked is None, f"vehicle '{vehicle_id}' already has appointment "
+            f"'{booked.appointment_id if booked else ''}' on {booked.start if booked else ''}; "
+            "only one upcoming appointment per vehicle")
+    appt = ServiceAppointment(appointment_id=state.new_id("SVC"), vehicle_id=vehicle_id, center_id=center_id,
+                              start=start, service_type=service_type, status="booked", booked_by=user_id,
+                              notes=notes.strip())
+    state.appointments[appt.appointment_id] = appt
+    return appt
+
+
+@tool(write=True, sensitive=("vehicle_id", "user_id", "valet_pin"))
+def set_valet_mode(
+    state: VehicleState,
+    vehicle_id: VehicleId,
+    user_id: UserId,
+    enabled: Annotated[bool, Field(description="True to turn valet mode on, false to turn it off.")],
+    valet_pin: Annotated[str, Field(description="4-digit PIN: chosen when turning on, required to turn off.")],
+) -> VehicleStatus:
+    """Turn valet mode (limited speed, locked glovebox) on with a new 4-digit PIN, or off with that PIN."""
+    veh = _allowed(state, vehicle_id, user_id, "driver", "valet mode")
+    require(len(valet_pin) == 4 and valet_pin.isdigit(), "valet_pin must be exactly 4 digits")
+    _online(veh)
+    _not_installing(veh, "valet mode")
+    if enabled:
+        require(not veh.valet_mode, f"valet mode is already on for '{vehicle_id}'; turn it off with its PIN first")
+        veh.valet_mode, veh.valet_pin = True, valet_pin
+    else:
+        require(veh.valet_mode, f"valet mode is not on for '{vehicle_id}'")
+        require(valet_pin == veh.valet_pin, f"valet PIN is wrong for '{vehicle_id}' (parameter 'valet_pin')")
+        veh.valet_mode, veh.valet_pin = False, None
+    return _status(state, veh, user_id)
+
+
+@tool(write=True, sensitive=("vehicle_id", "user_id", "recipient_email"))
+def share_vehicle_access(
+    state: VehicleState,
+    vehicle_id: VehicleId,
+    user_id: UserId,
+    recipient_email: Annotated[str, Field(description="Email of the app user to share with.")],
+    permission: Annotated[SharePermission, Field(description="driver: drive, unlock and charge; guest: view, lock and climate only.")],
+) -> AccessList:
+    """Share a vehicle with another app user; owners grant driver or guest access, drivers grant guest only."""
+    veh = _allowed(state, vehicle_id, user_id, "driver", "sharing access")
+    mine = _grant(veh, user_id)
+    assert mine is not None
+    require(mine.permission == "owner" or permission == "guest",
+            f"user '{user_id}' is a driver of '{vehicle_id}' and can share guest access only; "
+            "ask the owner to grant driver access")
+    target = recipient_email.strip().lower()
+    recipient = next((u for u in state.users.values() if u.email.lower() == target), None)
+    require(recipient is not None,
+            f"no app user with email '{recipient_email}' (parameter 'recipient_email'); they must sign up first")
+    assert recipient is not None
+    had = _grant(veh, recipient.user_id)
+    require(had is None, f"{recipient.name} ({recipient.user_id}) already has {had.permission if had else ''} "
+            f"access to '{vehicle_id}'")
+    veh.access.append(AccessGrant(user_id=recipient.user_id, permission=permission, granted_at=state.now,
+                                  granted_by=user_id))
+    return AccessList(vehicle_id=vehicle_id, access=_entries(state, veh))
