@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import typing
 
 import pytest
@@ -32,6 +33,14 @@ def test_unknown_family_and_server_are_explained() -> None:
         ServerSpec.build("x", "gaming", "d", state.BankState, state.initial_state, tools)
     with pytest.raises(KeyError, match="known servers: .*banking"):
         REG.server("nope")
+
+
+@pytest.mark.skipif(bool(os.environ.get("PROVE_SERVERS")), reason="PROVE_SERVERS restricts the registry")
+def test_the_full_library_is_20_servers_and_343_tools_across_eight_families() -> None:
+    assert len(REG.servers) == 20
+    assert len(REG.tools) == 343
+    per_family = {f: sum(s.family == f for s in REG.servers.values()) for f in FAMILIES}
+    assert all(n >= 2 for n in per_family.values()), per_family
 
 
 def test_every_family_is_known() -> None:
