@@ -1,0 +1,108 @@
+"""Graph building, plain-file round trip, chain sampling and coverage (pytest tests/graph)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from prove.env.registry import Registry
+from prove.graph import (
+    build_graph,
+    coverage_report,
+    edge_counts,
+    edge_table,
+    load_chains,
+    load_graph,
+    sample_chains,
+    save_chains,
+    save_graph,
+)
+from prove.graph.build import main
+
+SERVERS = ["banking", "flights", "shop"]
+
+
+@pytest.fixture(scope="module")
+def graph(registry: Registry) -> nx.MultiDiGraph:
+    if any(s not in registry.servers for s in SERVERS):
+        pytest.skip("banking/flights/shop are not loaded")
+    return build_graph("schema", servers=SERVERS, registry=registry)
+
+
+def _snapshot(g: nx.MultiDiGraph) -> tuple:
+    nodes = sorted((n, tuple(sorted(d.items()))) for n, d in g.nodes(data=True))
+    edges = sorted((a, b, k, tuple(sorted(d.items()))) for a, b, k, d in g.edges(keys=True, data=True))
+    return nodes, edges, sorted((k, str(v)) for k, v in g.graph.items())
+
+
+def test_graph_covers_every_tool_and_edges_are_labelled(graph: nx.MultiDiGraph, registry: Registry) -> None:
+    assert set(graph) == {t.name for s in SERVERS for t in registry.server(s).tools}
+    for a, b, d in graph.edges(data=True):
+        assert graph.nodes[a]["server"] == graph.nodes[b]["server"]
+        assert d["relation"] in ("explicit", "implicit") and d["classifier"] == "schema"
+        assert (d["argument"] in registry.tool(b).params) == (d["relation"] == "explicit")
+    counts = edge_counts(graph)
+    assert counts.edges.sum() == graph.number_of_edges() == len(edge_table(graph))
+
+
+def test_round_trip_is_exact(graph: nx.MultiDiGraph, tmp_path: Path) -> None:
+    path = save_graph(graph, tmp_path / "g.json")
+    again = load_graph(path)
+    assert isinstance(again, nx.MultiDiGraph)
+    assert _snapshot(again) == _snapshot(graph)
+    assert save_graph(again, tmp_path / "g2.json").read_bytes() == path.read_bytes()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"graph": {}, "nodes": [], "edges": []}))
+    with pytest.raises(ValueError, match="not a PROVE tool graph"):
+        load_graph(bad)
+
+
+def test_chains_follow_edges_and_are_seeded(graph: nx.MultiDiGraph, tmp_path: Path) -> None:
+    chains = sample_chains(graph, 60, seed=7)
+    assert chains == sample_chains(graph, 60, seed=7)
+    assert chains != sample_chains(graph, 60, seed=8)
+    assert len(chains) == 60 and len({c.tools for c in chains}) == 60
+    for c in chains:
+        assert 2 <= len(c) <= 5 and len(set(c.tools)) == len(c)
+        assert graph.nodes[c.tools[0]]["entry"]
+        assert len(c.relations) == len(c) - 1
+        for a, b, rel, arg in zip(c.tools, c.tools[1:], c.relations, c.arguments, strict=False):
+            data = graph.get_edge_data(a, b)
+            assert data and any(d["relation"] == rel and d["argument"] == arg for d in data.values())
+    assert {c.server for c in chains} == set(SERVERS)
+    assert load_chains(save_chains(chains, tmp_path / "c.jsonl")) == chains
+
+
+def test_coverage_report(graph: nx.MultiDiGraph) -> None:
+    chains = sample_chains(graph, 90, seed=1)
+    rep = coverage_report(graph, chains)
+    assert rep["chains"] == 90 and rep["tools"] == graph.number_of_nodes()
+    assert rep["tools_covered"] == len({t for c in chains for t in c.tools})
+    assert rep["coverage"] >= 0.9, "usage-weighted sampling should reach almost every tool"
+    assert sum(rep["length_histogram"].values()) == 90
+    assert set(rep["length_histogram"]) <= {2, 3, 4, 5}
+    assert rep["per_server"].chains.sum() == 90
+    assert rep["top_tools"][0][1] >= rep["top_tools"][-1][1]
+
+
+def test_sampler_stops_when_the_graph_runs_out() -> None:
+    g = nx.MultiDiGraph()
+    g.add_node("a", server="s", entry=True)
+    g.add_node("b", server="s", entry=False)
+    g.add_edge("a", "b", key="schema", relation="explicit", argument="x", classifier="schema", reason="")
+    chains = sample_chains(g, 10, seed=0)
+    assert [c.tools for c in chains] == [("a", "b")]
+    with pytest.raises(ValueError):
+        sample_chains(g, 1, min_len=1)
+
+
+def test_cli_writes_graph_and_edges(tmp_path: Path, registry: Registry, capsys: pytest.CaptureFixture) -> None:
+    if "banking" not in registry.servers:
+        pytest.skip("banking is not loaded")
+    main(["--servers", "banking", "--out", str(tmp_path)])
+    g = load_graph(tmp_path / "tool_graph.json")
+    assert g.graph["servers"] == ["banking"] and (tmp_path / "edges.csv").is_file()
+    assert "17 tools" in capsys.readouterr().out
