@@ -77,6 +77,12 @@ def _tools(args: argparse.Namespace) -> int:
     return 0
 
 
+# Subcommands that own their flags: `prove graph --help` shows theirs.
+DELEGATED = {
+    "graph": ("prove.graph.build", "build the tool dependency graph (schema or LLM classifier)"),
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="prove", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -100,10 +106,18 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--json", action="store_true", help="one JSON row per tool")
     tools.add_argument("-v", "--verbose", action="store_true", help="list every tool")
     tools.set_defaults(fn=_tools)
+    for name, (_, help_text) in DELEGATED.items():
+        sub.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in DELEGATED:
+        import importlib
+
+        result = importlib.import_module(DELEGATED[argv[0]][0]).main(argv[1:])
+        return int(result or 0)
     args = build_parser().parse_args(argv)
     return args.fn(args)
 
