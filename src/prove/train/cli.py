@@ -1,0 +1,67 @@
+"""`prove train CONFIG [--variant NAME] [--dry-run]`: launch (or print) a paper training run.
+
+    prove train configs/train/qwen3-4b.yaml --dry-run             # the exact VERL command
+    prove train qwen3-4b --variant lr_high                        # serve, check, train
+    prove train qwen3-4b --list                                   # the config's variants
+    python -m prove.train.cli qwen3-4b --dry-run                  # same, without the `prove` hook
+
+Wire into `prove`'s CLI with ``prove.train.cli.add_parser(subparsers)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["add_parser", "main"]
+
+
+def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("config", help="a training config (path, or a name in configs/train/: "
+                                       "qwen3-4b, qwen3-8b, qwen2.5-7b, granite-4.1-8b)")
+    parser.add_argument("--variant", default="default",
+                        help="default | lr_low | lr_mid | lr_high | a reward ablation "
+                             "(no_validity, beta0, ...) | sft  (see --list)")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="write the tool config and print the command; start nothing")
+    parser.add_argument("--list", action="store_true", help="print the config's variants and exit")
+    parser.add_argument("--results-dir", default="results",
+                        help="run files go to RESULTS_DIR/train/<model>-<variant>/")
+    parser.add_argument("--checkpoints-dir", default="checkpoints",
+                        help="VERL checkpoints go to CHECKPOINTS_DIR/<project>/<model>-<variant>/")
+    parser.set_defaults(fn=_run)
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    from prove.train.config import load_train_config
+    from prove.train.launch import launch
+
+    try:
+        cfg = load_train_config(args.config)
+        if args.list:
+            for name, v in cfg.variants().items():
+                print(f"{name:<14} {v.trainer:<5} lr={v.lr:<8g} reward={v.reward:<14} {v.description}")
+            return 0
+        return launch(cfg, args.variant, dry_run=args.dry_run, results_dir=args.results_dir,
+                      checkpoints_dir=args.checkpoints_dir)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"prove train: {exc}", file=sys.stderr)
+        return 2
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the `train` subcommand to an argparse subparsers object (sets ``fn``)."""
+    return _configure(subparsers.add_parser(
+        "train", help="launch (or --dry-run print) a GRPO/SFT run with VERL against live servers",
+        description=__doc__.splitlines()[0]))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _configure(argparse.ArgumentParser(prog="prove train", description=__doc__)).parse_args(argv)
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

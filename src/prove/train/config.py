@@ -1,0 +1,203 @@
+"""Typed training configs (`configs/train/*.yaml`): one per model, named variants, VERL overrides.
+
+    from prove.train.config import load_train_config
+    cfg = load_train_config("configs/train/qwen3-4b.yaml")
+    cfg.variants()                    # default, lr_low, lr_mid, lr_high, <reward ablations>, sft
+    cfg.variant("beta0").lr           # the family's tuned lr, reward ablation beta0
+
+A model file names its ``base`` (``grpo.yaml``: everything shared by all four models — the paper
+uses identical reward weights and GRPO settings for every model and tunes only the learning rate
+per family) and adds the model id, its family's three-point learning-rate sweep and the few
+per-size settings (tensor parallelism, token budgets). ``verl`` and ``sft`` hold VERL override
+keys exactly as on VERL's command line (dotted); a key VERL does not know fails composition (see
+``prove.train.compose``). Keys that VERL's schema leaves open (reward kwargs, Ray env vars) are the
+only ones written with a leading ``+``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from prove.reward.config import ABLATIONS
+
+__all__ = [
+    "EnvSettings", "DataPaths", "TrainConfig", "Variant", "load_train_config", "paper_configs",
+    "CONFIG_DIR", "LR_KEYS", "ADDABLE_PREFIXES",
+]
+
+
+def _repo_root() -> Path:
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "configs" / "train").is_dir():
+            return parent
+    return Path.cwd()
+
+
+REPO_ROOT = _repo_root()
+CONFIG_DIR = REPO_ROOT / "configs" / "train"
+LR_KEYS: tuple[str, ...] = ("lr_low", "lr_mid", "lr_high")
+ADDABLE_PREFIXES: tuple[str, ...] = (
+    "+reward.custom_reward_function.reward_kwargs.",
+    "+ray_kwargs.ray_init.runtime_env.env_vars.",
+)
+"""The only override keys allowed to add to VERL's schema (``+key=value``)."""
+
+
+@dataclass(frozen=True)
+class EnvSettings:
+    """The live environment a run talks to: `prove serve` on loopback next to the trainer."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    workers: int = 4
+    timeout: float = 30.0
+    servers: tuple[str, ...] = ()  # empty: every server
+
+    @property
+    def urls(self) -> list[str]:
+        return [f"http://{self.host}:{self.port + i}" for i in range(self.workers)]
+
+
+@dataclass(frozen=True)
+class DataPaths:
+    """The synthesis export (relative paths are taken from the repository root)."""
+
+    rl_train: str = "data/train/rl_train.parquet"
+    rl_val: str = "data/train/rl_val.parquet"
+    sft_train: str = "data/train/sft_train.parquet"
+    sft_val: str = "data/train/sft_val.parquet"
+
+    def resolve(self, name: str, root: Path = REPO_ROOT) -> Path:
+        path = Path(getattr(self, name))
+        return path if path.is_absolute() else root / path
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A named run of a model: which learning rate, which reward config, which trainer."""
+
+    name: str
+    lr: float
+    lr_key: str
+    reward: str = "prove"
+    trainer: Literal["grpo", "sft"] = "grpo"
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One model's training setup (see the module doc); built by ``load_train_config``."""
+
+    name: str
+    model: str
+    family: str
+    lr_sweep: dict[str, float]
+    path: Path
+    default_lr: str = "lr_mid"
+    project: str = "prove"
+    steps: int = 350
+    gpus: int = 8
+    nnodes: int = 1
+    env: EnvSettings = field(default_factory=EnvSettings)
+    data: DataPaths = field(default_factory=DataPaths)
+    verl: dict[str, Any] = field(default_factory=dict)
+    sft: dict[str, Any] = field(default_factory=dict)
+    sft_lr: float = 1e-5
+
+    def __post_init__(self) -> None:
+        if sorted(self.lr_sweep) != sorted(LR_KEYS):
+            raise ValueError(f"{self.name}: lr_sweep must name exactly {LR_KEYS}, got {sorted(self.lr_sweep)}")
+        if self.default_lr not in self.lr_sweep:
+            raise ValueError(f"{self.name}: default_lr {self.default_lr!r} is not in lr_sweep")
+        for key in [*self.verl, *self.sft]:
+            if key.startswith("+") and not key.startswith(ADDABLE_PREFIXES):
+                raise ValueError(f"{self.name}: {key!r} adds a key VERL does not define; "
+                                 f"only {ADDABLE_PREFIXES} may")
+
+    def variants(self) -> dict[str, Variant]:
+        """Every named variant: default, the three sweep points, each reward ablation, sft."""
+        lr = self.lr_sweep[self.default_lr]
+        out = {"default": Variant("default", lr, self.default_lr, "prove", "grpo",
+                                  "PROVE reward, the family's tuned learning rate")}
+        for key in LR_KEYS:
+            out[key] = Variant(key, self.lr_sweep[key], key, "prove", "grpo",
+                               f"learning-rate sweep point {self.lr_sweep[key]:g}")
+        for name in ABLATIONS:
+            if name != "prove":
+                out[name] = Variant(name, lr, self.default_lr, name, "grpo",
+                                    f"reward ablation {name}")
+        out["sft"] = Variant("sft", self.sft_lr, "sft_lr", "prove", "sft",
+                             "SFT baseline on the same data (VERL's SFT trainer)")
+        return out
+
+    def variant(self, name: str) -> Variant:
+        variants = self.variants()
+        if name not in variants:
+            raise ValueError(f"unknown variant {name!r} for {self.name}; known: {', '.join(variants)}")
+        return variants[name]
+
+    def experiment(self, variant: str) -> str:
+        return f"{self.name}-{variant}"
+
+
+def _deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _read(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    if path in seen:
+        raise ValueError(f"config inheritance cycle through {path}")
+    with path.open() as fh:
+        data = yaml.safe_load(fh) or {}
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    return _deep_merge(_read((path.parent / base).resolve(), (*seen, path)), data)
+
+
+def load_train_config(path: str | Path) -> TrainConfig:
+    """Load a model config (following ``base``); a bare name looks in ``configs/train/``."""
+    path = Path(path)
+    if not path.is_file() and path.suffix not in (".yaml", ".yml"):
+        path = CONFIG_DIR / f"{path.name}.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"no training config {path}; known: {', '.join(paper_configs())}")
+    data = _read(path.resolve())
+    missing = [k for k in ("name", "model", "family", "lr_sweep") if k not in data]
+    if missing:
+        raise ValueError(f"{path}: missing {missing} (is it a base file?)")
+    env = data.pop("env", {}) or {}
+    env["servers"] = tuple(env.get("servers") or ())
+    unknown = set(data) - {f for f in TrainConfig.__dataclass_fields__ if f != "path"} - {"env"}
+    if unknown:
+        raise ValueError(f"{path}: unknown keys {sorted(unknown)}")
+    return TrainConfig(
+        path=path.resolve(),
+        env=EnvSettings(**env),
+        data=DataPaths(**(data.pop("data", {}) or {})),
+        lr_sweep={k: float(v) for k, v in data.pop("lr_sweep").items()},
+        **{k: v for k, v in data.items()},
+    )
+
+
+def paper_configs() -> list[str]:
+    """The model configs in configs/train/ (files that name a model, not bases)."""
+    out = []
+    for p in sorted(CONFIG_DIR.glob("*.yaml")):
+        with p.open() as fh:
+            data = yaml.safe_load(fh) or {}
+        if isinstance(data, dict) and "model" in data:
+            out.append(p.stem)
+    return out

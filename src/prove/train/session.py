@@ -1,0 +1,132 @@
+"""Rollout-side plumbing for PROVE tools: pooled env connections, one call, its log entry, close.
+
+    text, entry = await call_in_episode(urls, "get_balance", {...}, episode_id=rid, spec=spec,
+                                        replay=replay, timeout=30)
+    await close_episode(urls, rid)
+
+No VERL import (``prove.train.tool`` and ``prove.train.agent_loop`` wrap this for VERL). The only
+process-wide state is the connection pool: one ``EnvClient`` per (URLs, event loop), shared by
+every tool object of a rollout worker. Episode state lives on the server; what a rollout needs to
+rebuild it after a server restart (seed, prefix, its own executed calls) travels with the
+trajectory (``replay``), never in a global.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prove.env.client import EnvClient, EnvClientError
+from prove.train.rows import EpisodeSpec
+
+__all__ = [
+    "TOOL_LOG_KEY", "MAX_ERROR_CHARS", "client_for", "close_clients", "call_in_episode",
+    "close_episode", "log_entry", "failed_entry", "render",
+]
+
+logger = logging.getLogger(__name__)
+
+TOOL_LOG_KEY = "tool_calls"
+"""The trajectory's ``extra_fields`` key holding its call log (what ``prove.reward.verl`` reads)."""
+MAX_ERROR_CHARS = 1000
+
+_POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, asyncio.Task]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _open(urls: list[str], timeout: float) -> EnvClient:
+    client = EnvClient(urls, timeout=timeout)
+    await client.__aenter__()
+    return client
+
+
+async def client_for(urls: Sequence[str], timeout: float = 30.0) -> EnvClient:
+    """The open ``EnvClient`` for these URLs on the running event loop (opened once, on first use;
+    concurrent first callers share the one opening)."""
+    pool = _POOLS.setdefault(asyncio.get_running_loop(), {})
+    key = (tuple(urls), float(timeout))
+    task = pool.get(key)
+    if task is None:  # registered before any await: every other caller finds this task
+        task = pool[key] = asyncio.ensure_future(_open(list(urls), float(timeout)))
+    try:
+        return await asyncio.shield(task)
+    except BaseException:
+        if task.done() and pool.get(key) is task:
+            pool.pop(key)  # a failed opening is retried by the next call
+        raise
+
+
+async def close_clients() -> None:
+    """Close this event loop's pooled connections (tests, notebooks; workers just exit)."""
+    pool = _POOLS.pop(asyncio.get_running_loop(), {})
+    for task in pool.values():
+        if task.done() and not task.cancelled() and task.exception() is None:
+            await task.result().__aexit__(None, None, None)
+
+
+def render(logged: Mapping[str, Any]) -> str:
+    """What the model reads back: the result as compact JSON, or ``Error: <message>``."""
+    if logged.get("ok"):
+        return json.dumps(logged.get("result"), ensure_ascii=False, separators=(",", ":"))
+    return f"Error: {logged.get('error', 'the call failed')}"
+
+
+def log_entry(logged: Mapping[str, Any]) -> dict[str, Any]:
+    """The reward's view of a logged call: name, arguments, ok, and a short error. The result
+    payload is left out: the reward does not read it and the log crosses Ray with the batch."""
+    entry = {"name": logged.get("name"), "arguments": logged.get("arguments"), "ok": bool(logged.get("ok"))}
+    if not entry["ok"]:
+        entry["error"] = str(logged.get("error", ""))[:MAX_ERROR_CHARS]
+    return entry
+
+
+def failed_entry(name: Any, arguments: Any, error: str) -> dict[str, Any]:
+    """A call that never reached a server (unknown name, arguments not JSON, infrastructure)."""
+    return {"name": name, "arguments": arguments, "ok": False, "error": str(error)[:MAX_ERROR_CHARS]}
+
+
+async def call_in_episode(
+    urls: Sequence[str],
+    name: str,
+    arguments: Mapping[str, Any],
+    *,
+    episode_id: str,
+    spec: EpisodeSpec,
+    replay: list[dict[str, Any]],
+    timeout: float = 30.0,
+) -> tuple[str, dict[str, Any]]:
+    """Run one tool call in the trajectory's episode; return (text for the model, log entry).
+
+    The episode opens lazily on its first call from ``spec`` (seed + prefix in ``_meta``).
+    ``replay`` is this trajectory's list of executed calls: the client appends to it and replays
+    it if the server restarted. A tool error is a normal result (``ok: false``, text
+    ``Error: ...``); a timeout or an unreachable server is logged the same way, so the model is
+    told and the reward sees a failed call.
+    """
+    client = await client_for(urls, timeout)
+    handle = client.episode(episode_id, spec.seed, list(spec.prefix))
+    handle.log = replay
+    try:
+        logged = await asyncio.wait_for(handle.call(name, dict(arguments)), timeout)
+    except (TimeoutError, asyncio.TimeoutError):
+        logged = {"name": name, "arguments": dict(arguments), "ok": False,
+                  "error": f"the tool did not answer within {timeout:g}s"}
+    except EnvClientError as exc:
+        logger.warning("PROVE tool %s in episode %s failed: %s", name, episode_id, exc)
+        logged = {"name": name, "arguments": dict(arguments), "ok": False, "error": str(exc)}
+    return render(logged), log_entry(logged)
+
+
+async def close_episode(urls: Sequence[str], episode_id: str, timeout: float = 30.0) -> bool:
+    """Close an episode on its server; False (and a warning) if it could not be closed."""
+    try:
+        client = await client_for(urls, timeout)
+        return await client.close(episode_id)
+    except EnvClientError as exc:  # the server's idle expiry reclaims it
+        logger.warning("could not close PROVE episode %s: %s", episode_id, exc)
+        return False

@@ -1,0 +1,134 @@
+"""Paper training configs: every model × variant composes against VERL's own Hydra config."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from train_helpers import need_verl
+
+from prove.reward.config import ABLATIONS, PROVE
+from prove.train.config import CONFIG_DIR, LR_KEYS, TrainConfig, load_train_config, paper_configs
+from prove.train.launch import RunPaths, build_command, hydra_value, launch, run_env
+from prove.train.tool_config import read_tool_names
+
+MODELS = {"qwen3-4b": "Qwen/Qwen3-4B", "qwen3-8b": "Qwen/Qwen3-8B",
+          "qwen2.5-7b": "Qwen/Qwen2.5-7B-Instruct", "granite-4.1-8b": "ibm-granite/granite-4.1-8b"}
+PER_MODEL_KEYS = {"actor_rollout_ref.rollout.tensor_model_parallel_size",
+                  "actor_rollout_ref.actor.ppo_max_token_len_per_gpu"}
+ALL = [(m, v) for m in MODELS for v in load_train_config(m).variants()]
+
+
+def test_one_config_per_paper_model_with_the_papers_settings() -> None:
+    assert sorted(paper_configs()) == sorted(MODELS)
+    configs = [load_train_config(m) for m in MODELS]
+    for cfg in configs:
+        assert cfg.model == MODELS[cfg.name]
+        assert (cfg.steps, cfg.gpus) == (350, 8)
+        v = cfg.verl
+        assert v["algorithm.adv_estimator"] == "grpo" and v["actor_rollout_ref.rollout.name"] == "vllm"
+        assert v["actor_rollout_ref.rollout.multi_turn.format"] == "hermes"
+        assert v["actor_rollout_ref.rollout.multi_turn.max_tool_response_length"] >= 4096
+        assert "wandb" in v["trainer.logger"]
+        assert sorted(cfg.lr_sweep) == sorted(LR_KEYS) and len(set(cfg.lr_sweep.values())) == 3
+    # Identical settings for all models except the per-size keys; only the lr is tuned.
+    shared = [{k: x for k, x in c.verl.items() if k not in PER_MODEL_KEYS} for c in configs]
+    assert all(s == shared[0] for s in shared)
+
+
+def test_variants_are_the_sweep_the_ablations_and_sft() -> None:
+    cfg = load_train_config("qwen2.5-7b")
+    variants = cfg.variants()
+    assert set(variants) == {"default", *LR_KEYS, *(a for a in ABLATIONS if a != "prove"), "sft"}
+    assert variants["default"].lr == cfg.lr_sweep["lr_mid"] and variants["default"].reward == "prove"
+    assert [variants[k].lr for k in LR_KEYS] == [cfg.lr_sweep[k] for k in LR_KEYS]
+    assert all(variants[a].reward == a and variants[a].lr == variants["default"].lr
+               for a in ABLATIONS if a != "prove")
+    assert variants["sft"].trainer == "sft"
+    with pytest.raises(ValueError, match="unknown variant"):
+        cfg.variant("lr_huge")
+
+
+def test_configs_may_not_add_keys_verl_lacks(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"base": str(CONFIG_DIR / "grpo.yaml"), "name": "x", "model": "m",
+                                   "family": "f", "lr_sweep": dict.fromkeys(LR_KEYS, 1e-6),
+                                   "verl": {"+trainer.my_new_key": 1}}))
+    with pytest.raises(ValueError, match="adds a key"):
+        load_train_config(bad)
+
+
+@pytest.mark.parametrize("text", ["plain", "a b", "it's", "1e-5", "true", "pkg://x.y", "[x]", "a,b", ""])
+def test_hydra_values_round_trip(text: str) -> None:
+    need_verl()
+    from prove.train.compose import compose
+
+    cfg = compose([f"trainer.experiment_name={hydra_value(text)}", f"trainer.logger={hydra_value(['a', text])}"])
+    assert cfg.trainer.experiment_name == text and list(cfg.trainer.logger) == ["a", text]
+
+
+def test_unknown_keys_fail_composition() -> None:
+    need_verl()
+    from prove.train.compose import compose
+
+    with pytest.raises(Exception, match="not_a_key"):
+        compose(["actor_rollout_ref.rollout.multi_turn.not_a_key=1"])
+    with pytest.raises(ValueError, match="adds a key"):
+        compose(["+trainer.not_a_key=1"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("model", "variant"), ALL, ids=[f"{m}-{v}" for m, v in ALL])
+def test_every_model_and_variant_composes_and_validates(model: str, variant: str, tmp_path: Path) -> None:
+    need_verl()
+    from prove.train.compose import check_variant
+
+    cfg: TrainConfig = load_train_config(model)
+    composed = check_variant(cfg, variant, tmp_path)
+    v = cfg.variant(variant)
+    if v.trainer == "sft":
+        assert composed.optim.lr == v.lr and composed.model.path == cfg.model
+        assert composed.data.custom_cls.name == "ProveSFTDataset"
+        return
+    arr = composed.actor_rollout_ref
+    assert arr.actor.optim.lr == v.lr and arr.model.path == cfg.model
+    assert composed.trainer.total_training_steps == 350 and composed.trainer.n_gpus_per_node == 8
+    assert composed.reward.custom_reward_function.reward_kwargs.config == v.reward
+    assert arr.rollout.agent.default_agent_loop == "prove_tool_agent"
+    assert Path(arr.rollout.agent.agent_loop_config_path).is_file()
+    assert composed.trainer.experiment_name == f"{model}-{variant}"
+
+
+def test_reward_weights_are_one_config_for_every_model() -> None:
+    assert ABLATIONS["prove"] is PROVE  # the default variant uses the reward's defaults, unchanged
+
+
+def test_dry_run_writes_tool_config_and_prints_the_exact_command(tmp_path: Path) -> None:
+    cfg = load_train_config("qwen3-8b")
+    out = io.StringIO()
+    assert launch(cfg, "beta0", dry_run=True, results_dir=tmp_path, out=out) == 0
+    paths = RunPaths.for_run(cfg, cfg.variant("beta0"), tmp_path)
+    printed = out.getvalue()
+    assert "-m verl.trainer.main_ppo" in printed and "reward_kwargs.config=beta0" in printed
+    assert "actor_rollout_ref.model.path=Qwen/Qwen3-8B" in printed and "WANDB_MODE=offline" in printed
+    assert f"tool_config_path={paths.tool_config}" in printed
+    assert read_tool_names(paths.tool_config)  # every tool, pointing at the configured env URLs
+    assert "main_ppo" in paths.command.read_text()
+    env = run_env(paths, {"WANDB_API_KEY": "k"})
+    assert "WANDB_MODE" not in env  # online when a key is set
+    sft = build_command(cfg, cfg.variant("sft"), paths)
+    assert sft[1:4] == ["-m", "torch.distributed.run", "--standalone"] and "verl.trainer.sft_trainer" in sft
+
+
+def test_cli_entry_point_lists_and_dry_runs(tmp_path: Path) -> None:
+    listing = subprocess.run([sys.executable, "-m", "prove.train.cli", "granite-4.1-8b", "--list"],
+                             capture_output=True, text=True, timeout=120, check=True).stdout
+    assert "lr_high" in listing and "no_efficiency" in listing and "sft" in listing
+    bad = subprocess.run([sys.executable, "-m", "prove.train.cli", "granite-4.1-8b", "--variant", "nope",
+                          "--dry-run", "--results-dir", str(tmp_path)], capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and "unknown variant" in bad.stderr

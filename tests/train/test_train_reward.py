@@ -1,0 +1,73 @@
+"""The reward hook: VERL's reward manager scores live rollouts through reward.custom_reward_function."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from train_helpers import run
+
+from prove.reward.compose import KEYS
+from prove.reward.verl import compute_score
+
+
+@pytest.fixture(scope="module")
+def rollouts(verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict]) -> dict[str, Any]:
+    """Oracle rollouts (the turn's ground-truth calls) and padded ones (extra and unknown calls)."""
+    from prove.train.rollout import oracle_script, run_rollouts
+
+    rows = list(demo_rows)
+    padding = [{"name": "get_balance", "arguments": {"account_id": "ACC-0001"}},
+               {"name": "open_pod_bay_doors", "arguments": {}}]
+    oracle = [oracle_script(r) for r in rows]
+    padded = [oracle_script(r, extra=padding) for r in rows]
+    outs = run(run_rollouts(verl_cfg, tokenizer, verl_tools, rows * 2, oracle + padded))
+    return {"rows": rows, "oracle": outs[: len(rows)], "padded": outs[len(rows):]}
+
+
+def _score(cfg: Any, tokenizer: Any, rows: list, outputs: list) -> list[dict]:
+    from prove.train.rollout import score_with_verl
+
+    return asyncio.run(score_with_verl(cfg, tokenizer, rows, outputs))
+
+
+def test_oracle_rollouts_score_one_with_fixed_keys(verl_cfg: Any, tokenizer: Any, rollouts: dict) -> None:
+    scores = _score(verl_cfg, tokenizer, rollouts["rows"], rollouts["oracle"])
+    assert all(s["reward_score"] == pytest.approx(1.0) for s in scores)
+    assert all(set(s) == {"reward_score", *KEYS} for s in scores)  # VERL indexes keys of sample 0
+    assert [s["gt_empty"] for s in scores] == [int(r["extra_info"]["kind"] == "abstention")
+                                              for r in rollouts["rows"]]
+
+
+def test_padded_rollouts_are_charged_for_every_logged_call(
+    verl_cfg: Any, tokenizer: Any, rollouts: dict
+) -> None:
+    scores = _score(verl_cfg, tokenizer, rollouts["rows"], rollouts["padded"])
+    for row, out, s in zip(rollouts["rows"], rollouts["padded"], scores, strict=True):
+        n_gt = len(json.loads(row["reward_model"]["ground_truth"])["calls"])
+        assert s["n_pred"] == n_gt + 2 and s["n_unknown_name"] == 1 and s["n_errors"] == 1
+        assert s["reward_score"] < 1.0
+        # The manager's score is the adapter's score on the same extra_info (true call log).
+        direct = compute_score("prove", "", row["reward_model"]["ground_truth"],
+                               {**row["extra_info"], **out.extra_fields})
+        assert direct["score"] == pytest.approx(s["reward_score"])
+        if n_gt == 0:
+            assert s["reward_score"] == 0.0  # abstention turn: any call is wrong
+
+
+def test_reward_ablation_reaches_the_reward_through_verls_config(
+    tokenizer: Any, tool_yaml: Path, rollouts: dict, tmp_path: Path
+) -> None:
+    from prove.train.compose import check_variant
+    from prove.train.config import load_train_config
+
+    cfg = load_train_config("qwen3-4b")
+    prove = check_variant(cfg, "default", tmp_path)
+    beta0 = check_variant(cfg, "beta0", tmp_path)
+    rows, padded = rollouts["rows"][:1], rollouts["padded"][:1]
+    a = _score(prove, tokenizer, rows, padded)[0]
+    b = _score(beta0, tokenizer, rows, padded)[0]
+    assert b["budget"] < a["budget"] and b["efficiency"] < a["efficiency"]

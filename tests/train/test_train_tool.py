@@ -1,0 +1,204 @@
+"""ProveTool through VERL: tool registry from the generated YAML, the agent loop's own call path,
+concurrent isolated episodes against live servers on loopback, logging, and closing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from train_helpers import need_verl, run
+
+from prove.env.launch import EnvServer
+from prove.env.registry import Registry
+from prove.train.tool_config import read_tool_names
+
+
+def open_episodes(env: EnvServer) -> int:
+    with urllib.request.urlopen(f"{env.url}/control/health", timeout=10) as resp:
+        return json.loads(resp.read())["episodes"]
+
+
+def test_generated_yaml_loads_every_tool_through_verls_registry(
+    tool_yaml: Path, verl_tools: list, registry: Registry
+) -> None:
+    from prove.train.tool import ProveTool
+
+    assert read_tool_names(tool_yaml) == list(registry.tools)
+    assert len(verl_tools) == len(registry.tools) and all(isinstance(t, ProveTool) for t in verl_tools)
+    by_name = {t.name: t for t in verl_tools}
+    shown = by_name["find_meeting_times"].tool_schema.model_dump(exclude_unset=True, exclude_none=True)
+    assert shown["function"]["parameters"]["properties"]["attendee_emails"]["items"] == {"type": "string"}
+
+
+def _agent_data(row: dict[str, Any]) -> Any:
+    from verl.experimental.agent_loop.tool_agent_loop import AgentData
+
+    return AgentData(messages=[], image_data=None, video_data=None, audio_data=None,
+                     mm_processor_kwargs=None, metrics={}, request_id=uuid.uuid4().hex,
+                     tools_kwargs=row["extra_info"]["tools_kwargs"])
+
+
+def _call(name: str, **arguments: Any) -> Any:
+    from verl.experimental.agent_loop.tool_parser import FunctionCall
+
+    return FunctionCall(name=name, arguments=json.dumps(arguments))
+
+
+def test_concurrent_trajectories_call_live_servers_through_verls_call_path(
+    verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict], live_env: EnvServer
+) -> None:
+    """Six trajectories at once, two per row (a GRPO group shares a row, never an episode)."""
+    from prove.train.rollout import make_agent_loop
+
+    rows = [r for r in demo_rows if r["extra_info"]["turn"] == 1] * 2
+    before = open_episodes(live_env)
+
+    async def trajectory(i: int, row: dict[str, Any]) -> tuple[list, list, Any]:
+        loop = make_agent_loop(verl_cfg, tokenizer, verl_tools, llm=None)
+        data = _agent_data(row)
+        gt = json.loads(row["reward_model"]["ground_truth"])["calls"]
+        src = gt[0]["arguments"]["account_id"]
+        dst = gt[1]["arguments"]["to_account_id"]
+        kwargs = data.tools_kwargs
+        texts = []
+        for call in (_call("get_balance", account_id=src),
+                     _call("transfer_funds", from_account_id=src, to_account_id=dst, amount=10.0 + i),
+                     _call("get_balance", account_id=src),
+                     _call("no_such_tool", x=1),
+                     _call("get_balance", account_id="ACC-9999")):
+            response, _, _ = await loop._call_tool(call, kwargs, data)
+            texts.append(response.text)
+        bad_json = _call("get_balance")
+        bad_json.arguments = "{not json"
+        texts.append((await loop._call_tool(bad_json, kwargs, data))[0].text)
+        during = open_episodes(live_env)
+        await loop._close_episode()
+        return texts, data.extra_fields["tool_calls"], during
+
+    async def all_trajectories() -> list:
+        return await asyncio.gather(*(trajectory(i, r) for i, r in enumerate(rows)))
+
+    results = run(all_trajectories())
+    for i, (texts, log, during) in enumerate(results):
+        start = json.loads(texts[0])["balance"]
+        after = json.loads(texts[2])["balance"]
+        assert after == pytest.approx(start - (10.0 + i))  # only this trajectory's transfer
+        assert [e["name"] for e in log] == ["get_balance", "transfer_funds", "get_balance",
+                                             "no_such_tool", "get_balance", "get_balance"]
+        assert [e["ok"] for e in log] == [True, True, True, False, False, False]
+        assert "Unknown function" in texts[3] and texts[4].startswith("Error: ")
+        assert "ACC-9999" in log[4]["error"] and "Invalid JSON" in texts[5]
+        assert log[5]["arguments"] == "{not json"  # the reward sees an unparseable call
+        assert during >= before + 1
+    assert open_episodes(live_env) == before  # every episode closed
+
+
+def test_prefix_replay_and_seed_make_each_episode_start_where_its_row_says(
+    verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict]
+) -> None:
+    from prove.train.rollout import make_agent_loop
+
+    async def balances() -> list[float]:
+        out = []
+        for row in [r for r in demo_rows if r["extra_info"]["turn"] == 1]:
+            loop = make_agent_loop(verl_cfg, tokenizer, verl_tools, llm=None)
+            data = _agent_data(row)
+            src = json.loads(row["reward_model"]["ground_truth"])["calls"][0]["arguments"]["account_id"]
+            response, _, _ = await loop._call_tool(_call("get_balance", account_id=src),
+                                                   data.tools_kwargs, data)
+            out.append(json.loads(response.text)["balance"])
+            await loop._close_episode()
+        return out
+
+    first, second = run(balances()), run(balances())
+    assert first == second  # a pure function of seed + prefix
+
+
+def test_full_agent_loop_runs_close_episodes_even_when_a_trajectory_fails(
+    verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict], live_env: EnvServer
+) -> None:
+    from prove.train.rollout import oracle_script, run_rollouts
+
+    rows = list(demo_rows)
+    scripts = [oracle_script(r, parallel=i % 2 == 0) for i, r in enumerate(rows)]
+    fail_at = [None] * len(rows)
+    fail_at[0] = 1  # generation dies after the first tool round
+    before = open_episodes(live_env)
+    outputs = run(run_rollouts(verl_cfg, tokenizer, verl_tools, rows, scripts, fail_at))
+    assert isinstance(outputs[0], RuntimeError)
+    assert open_episodes(live_env) == before  # closed whatever happened
+    for row, out in zip(rows[1:], outputs[1:], strict=True):
+        gt = json.loads(row["reward_model"]["ground_truth"])["calls"]
+        log = out.extra_fields["tool_calls"]
+        assert [(e["name"], e["arguments"]) for e in log] == [(c["name"], c["arguments"]) for c in gt]
+        assert all(e["ok"] for e in log)
+        text = tokenizer.decode(out.response_ids)
+        assert text.count("<tool_response>") == len(gt)
+
+
+def test_parallel_calls_in_one_turn_run_in_the_order_written(
+    verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict]
+) -> None:
+    from prove.train.rollout import _call_text, run_rollouts
+
+    row = next(r for r in demo_rows if r["extra_info"]["turn"] == 1)
+    gt = json.loads(row["reward_model"]["ground_truth"])["calls"]
+    src, dst = gt[1]["arguments"]["from_account_id"], gt[1]["arguments"]["to_account_id"]
+    calls = [{"name": "transfer_funds", "arguments": {"from_account_id": src, "to_account_id": dst,
+                                                      "amount": float(a)}} for a in (1, 2, 3, 4)]
+    calls.append({"name": "get_balance", "arguments": {"account_id": src}})
+    script = ["\n".join(_call_text(c) for c in calls), "Done."]
+    [out] = run(run_rollouts(verl_cfg, tokenizer, verl_tools, [row], [script]))
+    log = out.extra_fields["tool_calls"]
+    assert [e["arguments"].get("amount") for e in log] == [1.0, 2.0, 3.0, 4.0, None]
+    text = tokenizer.decode(out.response_ids)
+    responses = [json.loads(part.split("</tool_response>")[0])
+                 for part in text.split("<tool_response>\n")[1:]]
+    assert [r["amount"] for r in responses[:4]] == [1.0, 2.0, 3.0, 4.0]
+    assert responses[4]["balance"] == pytest.approx(responses[3]["from_balance"])
+
+
+def test_tool_reports_missing_episode_rows_clearly() -> None:
+    need_verl()
+    from prove.train.tool import spec_for
+
+    with pytest.raises(ValueError, match="no PROVE episode"):
+        spec_for({}, "get_balance")
+    assert spec_for({"prove": {"create_kwargs": {"seed": 3, "prefix": "[]"}}}, "x").seed == 3
+
+
+def test_launch_serves_checks_tools_then_runs_the_trainer(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rl_parquet: Path
+) -> None:
+    """`prove train` without --dry-run: real servers on loopback, checked, then the command runs
+    (here the trainer is replaced by a recorder: VERL's GRPO itself needs GPUs)."""
+    import dataclasses
+    import io
+
+    from prove.env.launch import free_port
+    from prove.train import launch as launch_mod
+    from prove.train.config import DataPaths, load_train_config
+
+    cfg = load_train_config("qwen3-4b")
+    cfg = dataclasses.replace(cfg, env=dataclasses.replace(cfg.env, port=free_port(), workers=2),
+                              data=DataPaths(rl_train=str(rl_parquet), rl_val=str(rl_parquet)))
+    seen: dict[str, Any] = {}
+
+    def fake_run(cmd: list[str], env: dict[str, str], paths: Any) -> int:
+        seen["cmd"], seen["health"] = cmd, [json.loads(urllib.request.urlopen(
+            f"{u}/control/health", timeout=5).read()) for u in cfg.env.urls]
+        with pytest.raises(RuntimeError, match="different tool set"):
+            launch_mod.check_servers(cfg.env.urls, ["get_balance"])
+        return 0
+
+    monkeypatch.setattr(launch_mod, "_run", fake_run)
+    out = io.StringIO()
+    assert launch_mod.launch(cfg, "lr_high", results_dir=tmp_path, out=out) == 0
+    assert "environment up" in out.getvalue() and "-m" in seen["cmd"]
+    assert all(h["ok"] and h["tools"] > 300 for h in seen["health"])
+    assert f"actor_rollout_ref.actor.optim.lr={cfg.lr_sweep['lr_high']!r}" in seen["cmd"]
