@@ -80,6 +80,7 @@ def _tools(args: argparse.Namespace) -> int:
 # Subcommands that own their flags: `prove graph --help` shows theirs.
 DELEGATED = {
     "graph": ("prove.graph.build", "build the tool dependency graph (schema or LLM classifier)"),
+    "train": ("prove.train.cli", "launch (or --dry-run print) a VERL GRPO/SFT run from configs/train"),
 }
 
 
@@ -106,9 +107,6 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--json", action="store_true", help="one JSON row per tool")
     tools.add_argument("-v", "--verbose", action="store_true", help="list every tool")
     tools.set_defaults(fn=_tools)
-    from prove.train.cli import add_parser as add_train_parser
-
-    add_train_parser(sub)
     for name, (_, help_text) in DELEGATED.items():
         sub.add_parser(name, help=help_text, add_help=False)
     return parser
