@@ -3,7 +3,7 @@
     python benchmarks/bench_soak.py [--episodes 1000000] [--http 20000]
 
 Phase 1 runs in this one process through the hub that `prove serve` wraps (1M episodes over HTTP would
-take hours on 2 cores): every episode makes a read, every 20th also a write (a copy-on-write state),
+take hours on 2 cores): every episode makes a read, every 50th also a write (a copy-on-write state),
 then closes; every 11th is left open and expires idle. Phase 2 does the same over HTTP against a
 `prove serve` subprocess and samples that server's resident memory. Prints RSS at intervals.
 """
@@ -79,7 +79,7 @@ def phase_in_process(n: int) -> None:
         if i % 11 == 10:
             idle += 1
         else:
-            if i % 20 == 0:
+            if i % 50 == 0:
                 hub.call(write["name"], write["arguments"], episode_id=eid)
             hub.close(eid)
         if (i + 1) % (n // 10) == 0:
