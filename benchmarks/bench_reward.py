@@ -3,7 +3,9 @@
 Realistic turns from a fixed seed: n_g 1–5 ground-truth calls with dependency chains, n_p 0–12
 predicted calls mixing ground-truth calls (some with drifted values or reordered), failed
 executions, extra valid calls, hallucinated names, wrong types and unparseable output; tool
-lists and ground truths shared by the rollouts of one prompt, as in a GRPO group.
+lists and ground truths shared by the rollouts of one prompt, as in a GRPO group. The first two
+rates score the same objects every pass (caches keyed by identity always hit); "new prompt
+objects every pass" gives each pass new copies, as each training step does.
 """
 
 from __future__ import annotations
@@ -108,19 +110,41 @@ def make_workload(n: int, seed: int = 0, group: int = 8) -> list[tuple[list, dic
     return work[:n]
 
 
-def _rate(work: list[tuple[list, dict, list]], seconds: float, batched: bool = False) -> float:
-    """Trajectories per CPU second of this process (so a busy machine does not understate it)."""
-    columns = [list(c) for c in zip(*work, strict=True)] if batched else []
-    scored, t0 = 0, time.process_time()
-    while time.process_time() - t0 < seconds:
+def _renewed(work: list[tuple[list, dict, list]]) -> list[tuple[list, dict, list]]:
+    """``work`` with new copies of each prompt's tools and ground truth, still shared by the
+    prompt's rollouts: what the next training step delivers (new rows, same kind of content)."""
+    copies: dict[tuple[int, int], tuple[list, dict]] = {}
+    renewed = []
+    for tools, gt, pred in work:
+        key = (id(tools), id(gt))
+        if key not in copies:
+            copies[key] = (copy.deepcopy(tools), copy.deepcopy(gt))
+        renewed.append((*copies[key], pred))
+    return renewed
+
+
+def _rate(
+    work: list[tuple[list, dict, list]], seconds: float, batched: bool = False,
+    renew: bool = False,
+) -> float:
+    """Trajectories per CPU second of this process (so a busy machine does not understate it).
+    With ``renew`` every pass scores new prompt objects (``_renewed``, built untimed), so caches
+    keyed by object identity miss once per prompt, as they do once per prompt and step in
+    training; without it the same objects come back every pass and those caches always hit."""
+    scored, spent = 0, 0.0
+    while spent < seconds:
+        rows = _renewed(work) if renew else work
+        columns = [list(c) for c in zip(*rows, strict=True)] if batched else []
+        t0 = time.process_time()
         if batched:
             tools, gts, preds = columns
             score_batch([""] * len(preds), gts, tools, preds)
         else:
-            for tools, gt, pred in work:
+            for tools, gt, pred in rows:
                 score_turn(pred, gt, tools)
-        scored += len(work)
-    return scored / (time.process_time() - t0)
+        spent += time.process_time() - t0
+        scored += len(rows)
+    return scored / spent
 
 
 def main() -> None:
@@ -145,13 +169,14 @@ def main() -> None:
     fresh = [(copy.deepcopy(t), copy.deepcopy(g), p) for t, g, p in work]
     # a parquet row whose ground truth and schemas are JSON text, decoded anew for every rollout
     as_text = [(json.dumps(t), json.dumps(g), p) for t, g, p in work]
-    for label, rows, batched in (
-        ("score_turn, one call per rollout (VERL)", work, False),
-        ("score_batch over the step (TRL)", work, True),
-        ("score_turn, fresh dicts per rollout", fresh, False),
-        ("score_turn, JSON-string gt/tools per rollout", as_text, False),
+    for label, rows, batched, renew in (
+        ("score_turn, one call per rollout (VERL)", work, False, False),
+        ("score_batch over the step (TRL)", work, True, False),
+        ("score_turn, new prompt objects every pass", work, False, True),
+        ("score_turn, fresh dicts per rollout", fresh, False, False),
+        ("score_turn, JSON-string gt/tools per rollout", as_text, False, False),
     ):
-        rate = _rate(rows, args.seconds, batched)
+        rate = _rate(rows, args.seconds, batched, renew)
         print(f"{label:45s} {rate:8,.0f} trajectories/s on one core; "
               f"4,096 rollouts: {4096 / rate * 1000:4.0f} ms")
     print("target: >= 20,000 trajectories/s")

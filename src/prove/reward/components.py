@@ -1,6 +1,7 @@
 """The five reward components as small pure functions; this docstring is where the formulas live.
 
 Use: ``prove.reward.score_turn`` composes them; each is importable on its own for analysis.
+``call_facts`` walks the predicted calls once for what formulas 1, 2 and 4 need of each call.
 
 Notation: P the predicted calls in order (n_p), G the turn's ground-truth calls (n_g), D its
 dependency edges (i, j): step j needs step i completed first.
@@ -63,10 +64,10 @@ no call and 0 with any call, and every component reports that same value.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 
 from prove.reward.config import RewardConfig
-from prove.reward.parse import Call, GroundTruth
+from prove.reward.parse import CallFields, GroundTruth
 from prove.reward.schema import ToolSpec, ToolTable
 from prove.reward.values import values_match
 
@@ -76,62 +77,112 @@ _MAX_EXACT_STEPS = 30  # 2**n_g is never formed beyond this; greedy instead
 # 1. Validity -------------------------------------------------------------------------------
 
 
-def validity(pred: Sequence[Call], table: ToolTable) -> float:
-    """Mean over P of the thirds earned — name offered, arguments accepted by its schema, live
-    execution succeeded; 0 when there is no call."""
-    if not pred:
-        return 0.0
+def call_facts(
+    pred: Sequence[CallFields], table: ToolTable, gt_names: Container[str]
+) -> tuple[list[str], list[CallFields], int, int, int]:
+    """One pass over P for what the components need of each call, as (names, relevant, thirds,
+    n_errors, n_unknown): every name in order (formula 4); the calls naming a ground-truth tool,
+    in order, the only ones formula 2 can match; the validity thirds earned over P (formula 1:
+    a name that is offered, arguments its schema accepts, a live execution that succeeded); the
+    failed executions; the names no offered tool has."""
     get = table.get
-    thirds = 0
-    for name, arguments, well_formed, ok in pred:
+    names: list[str] = []
+    relevant: list[CallFields] = []
+    thirds = n_errors = n_unknown = 0
+    for call in pred:
+        name, arguments, well_formed, ok = call
+        names.append(name)
+        if name in gt_names:
+            relevant.append(call)
         if ok is True:
             thirds += 1
+        elif ok is False:
+            n_errors += 1
         spec = get(name)
-        if spec is not None:
+        if spec is None:
+            n_unknown += 1
+        else:
             thirds += 2 if well_formed and spec.check(arguments) else 1
-    return thirds / (3 * len(pred))
+    return names, relevant, thirds, n_errors, n_unknown
+
+
+def validity_of(thirds: int, n_p: int) -> float:
+    """Formula 1 from the thirds earned by n_p calls; 0 when there is no call."""
+    return thirds / (3 * n_p) if n_p else 0.0
+
+
+def validity(pred: Sequence[CallFields], table: ToolTable) -> float:
+    """Mean over P of the thirds earned — name offered, arguments accepted by its schema, live
+    execution succeeded; 0 when there is no call."""
+    return validity_of(call_facts(pred, table, ())[2], len(pred))
 
 
 # 2. Coverage (and the matching that 5 reuses) ----------------------------------------------
 
 _PLAIN = frozenset((str, int, float, bool, type(None)))  # == is safe and exact on these
+_EXACT = frozenset((int, bool, type(None)))  # two values of one of these types: ≈ is ==
 _ABSENT = object()
+_NO_OPTIONS: tuple[tuple[int, float], ...] = ()  # shared by every call that can cover nothing
+
+
+def _same_strings(a: list, b: list) -> bool:
+    """Equal lists of plain strings (which ≈ always accepts, in order or as multisets)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if type(x) is not str or type(y) is not str or x != y:
+            return False
+    return True
 
 
 def pair_value(
     gt_args: dict, pred_args: dict, spec: ToolSpec | None, config: RewardConfig
 ) -> float:
-    """Share of one ground-truth call's argument values reproduced by a predicted call."""
+    """Share of one ground-truth call's argument values reproduced by a predicted call. Values of
+    one plain type that are equal match, two unequal ints (or bools) do not, and equal lists of
+    plain strings match, all without calling ``values_match``; it decides everything else."""
     if not gt_args:
         return 1.0
     hits = 0
     for key, value in gt_args.items():
         other = pred_args.get(key, _ABSENT)
-        if type(value) in _PLAIN and type(other) is type(value) and other == value:
-            hits += 1
-        elif other is not _ABSENT and values_match(
-            value, other, spec.param_schema(key) if spec is not None else None, config
-        ):
+        kind = type(value)
+        if kind is type(other):
+            if kind in _PLAIN and other == value:
+                hits += 1
+                continue
+            if kind in _EXACT:
+                continue
+            if kind is list and _same_strings(value, other):
+                hits += 1
+                continue
+        elif other is _ABSENT:
+            continue
+        if values_match(value, other, spec.param_schema(key) if spec is not None else None,
+                        config):
             hits += 1
     return hits / len(gt_args)
 
 
 def compatible_pairs(
-    pred: Sequence[Call], gt: GroundTruth, table: ToolTable, config: RewardConfig
-) -> list[list[tuple[int, float]]]:
+    pred: Sequence[CallFields], gt: GroundTruth, table: ToolTable, config: RewardConfig
+) -> list[Sequence[tuple[int, float]]]:
     """For each predicted call in order: the (step, argument-value share) pairs it may cover."""
     by_name, step_keys, step_args = gt.by_name, gt.keys, gt.arguments
     skip_failed = config.coverage_requires_success
-    out: list[list[tuple[int, float]]] = []
+    out: list[Sequence[tuple[int, float]]] = []
     for name, arguments, well_formed, ok in pred:
         steps = by_name.get(name)
         if steps is None or not well_formed or (skip_failed and ok is False):
-            out.append([])
+            out.append(_NO_OPTIONS)
             continue
         keys = arguments.keys()
         spec = table.get(name)
-        out.append([(g, pair_value(step_args[g], arguments, spec, config))
-                    for g in steps if keys >= step_keys[g]])
+        options = []
+        for g in steps:
+            if keys >= step_keys[g]:
+                options.append((g, pair_value(step_args[g], arguments, spec, config)))
+        out.append(options)
     return out
 
 
@@ -140,22 +191,29 @@ def best_matching(
 ) -> tuple[int, float]:
     """(|M|, Σ argument-value shares over M) of the dependency-respecting matching of formula 2:
     exact DP while (pairs · 2^n_g) ≤ budget, greedy beyond. When every call may cover at most
-    one step and every step has at most one candidate call the matching is forced, and the
-    greedy pass is that exact answer."""
+    one step and every step has at most one candidate call the matching is forced: the greedy
+    pass is that exact answer, and it runs in the same loop that finds out."""
     n_g = len(need)
     pairs = 0
     forced = True
-    seen = 0
+    seen = covered = count = 0  # seen: steps some call may cover; covered: those taken
+    total = 0.0
     for opts in options:
         if opts:
             pairs += len(opts)
-            if len(opts) > 1 or seen >> opts[0][0] & 1:
-                forced = False
-            else:
-                seen |= 1 << opts[0][0]
-    if pairs == 0:
-        return 0, 0.0
-    if forced or n_g > _MAX_EXACT_STEPS or (pairs << n_g) > budget:
+            if forced:
+                g, share = opts[0]
+                if len(opts) > 1 or seen >> g & 1:
+                    forced = False
+                else:
+                    seen |= 1 << g
+                    if not need[g] & ~covered:
+                        covered |= 1 << g
+                        count += 1
+                        total += share
+    if forced:
+        return count, total
+    if n_g > _MAX_EXACT_STEPS or (pairs << n_g) > budget:
         return _greedy_matching(options, need)
     states: dict[int, float] = {0: 0.0}
     for opts in options:
@@ -165,13 +223,16 @@ def best_matching(
             for g, share in opts:
                 if mask >> g & 1 or need[g] & ~mask:
                     continue
-                new_mask = mask | (1 << g)
+                new_mask = mask | 1 << g
                 new_value = value + share
-                old = states.get(new_mask)
-                if old is None or new_value > old:
+                if new_value > states.get(new_mask, -1.0):  # shares are >= 0
                     states[new_mask] = new_value
-    best_mask, best_value = max(states.items(), key=lambda kv: (kv[0].bit_count(), kv[1]))
-    return best_mask.bit_count(), best_value
+    best_count, best_value = 0, 0.0  # the empty matching, always a state
+    for mask, value in states.items():
+        count = mask.bit_count()
+        if count > best_count or (count == best_count and value > best_value):
+            best_count, best_value = count, value
+    return best_count, best_value
 
 
 def _greedy_matching(
@@ -212,7 +273,8 @@ def efficiency(n_p: int, n_g: int, beta: float) -> float:
         return 1.0
     if n_g == 0:
         return 0.0
-    return max(0.0, 1.0 - (n_p - b) / n_g)
+    left = 1.0 - (n_p - b) / n_g
+    return left if left > 0.0 else 0.0  # max(0.0, left) without the call
 
 
 # 4. Tool-name signal -----------------------------------------------------------------------
@@ -220,9 +282,13 @@ def efficiency(n_p: int, n_g: int, beta: float) -> float:
 
 def name_signal(pred_names: Sequence[str], gt_names: Sequence[str]) -> float:
     """Multiset overlap of names normalised by max(n_p, n_g) (formula 4); 1 when both empty."""
-    denominator = max(len(pred_names), len(gt_names))
+    n_p, n_g = len(pred_names), len(gt_names)
+    denominator = n_p if n_p > n_g else n_g  # max(n_p, n_g) without the call
     if denominator == 0:
         return 1.0
+    distinct = set(gt_names)
+    if len(distinct) == len(gt_names):  # each name once in G (the usual turn): a set overlap
+        return len(distinct.intersection(pred_names)) / denominator
     remaining: dict[str, int] = {}
     for name in gt_names:
         remaining[name] = remaining.get(name, 0) + 1
@@ -240,7 +306,10 @@ def name_signal(pred_names: Sequence[str], gt_names: Sequence[str]) -> float:
 
 def arg_match(value_sum: float, n_g: int) -> float:
     """Σ over matched pairs of the reproduced share of argument values, divided by n_g."""
-    return min(1.0, value_sum / n_g) if n_g else 1.0
+    if not n_g:
+        return 1.0
+    share = value_sum / n_g
+    return share if share < 1.0 else 1.0  # min(1.0, share) without the call
 
 
 # Total -------------------------------------------------------------------------------------
@@ -252,4 +321,6 @@ def total(parts: Sequence[float], weights: Sequence[float]) -> float:
     w0, w1, w2, w3, w4 = weights
     c0, c1, c2, c3, c4 = parts
     mean = (w0 * c0 + w1 * c1 + w2 * c2 + w3 * c3 + w4 * c4) / (w0 + w1 + w2 + w3 + w4)
-    return min(1.0, max(0.0, mean))
+    if mean > 0.0:  # min(1.0, max(0.0, mean)) without the calls
+        return mean if mean < 1.0 else 1.0
+    return 0.0

@@ -12,7 +12,7 @@ from typing import Any
 
 from prove.reward import components as C
 from prove.reward.config import RewardConfig, get_config
-from prove.reward.parse import normalise_calls, normalise_ground_truth
+from prove.reward.parse import calls_fields, normalise_ground_truth
 from prove.reward.schema import tool_table
 
 COMPONENT_KEYS: tuple[str, ...] = ("validity", "coverage", "efficiency", "name_signal", "arg_match")
@@ -40,27 +40,23 @@ def score_turn(
     offered, so no call earns validity's name or argument thirds.
     """
     cfg = get_config(config)
-    calls = normalise_calls(pred)
+    calls = calls_fields(pred)
     gt = normalise_ground_truth(ground_truth)
     table = tool_table(tools)
     n_p, n_g = len(calls), len(gt.names)
-    offered = table.names
-    n_errors = n_unknown = 0
-    for call in calls:
-        n_errors += call.ok is False
-        n_unknown += call.name not in offered
+    names, relevant, thirds, n_errors, n_unknown = C.call_facts(calls, table, gt.by_name)
 
     if n_g == 0:  # clarification / abstention: full score for no call, none for calling
         validity = coverage = efficiency = name_signal = arg_match = 1.0 if n_p == 0 else 0.0
         n_matched = 0
     else:
         n_matched, value_sum = C.best_matching(
-            C.compatible_pairs(calls, gt, table, cfg), gt.need, cfg.exact_search_budget
+            C.compatible_pairs(relevant, gt, table, cfg), gt.need, cfg.exact_search_budget
         )
-        validity = C.validity(calls, table)
+        validity = C.validity_of(thirds, n_p)
         coverage = C.coverage(n_matched, n_g)
         efficiency = C.efficiency(n_p, n_g, cfg.beta)
-        name_signal = C.name_signal([c.name for c in calls], gt.names)
+        name_signal = C.name_signal(names, gt.names)
         arg_match = C.arg_match(value_sum, n_g)
     parts = (validity, coverage, efficiency, name_signal, arg_match)
     return {
@@ -76,5 +72,5 @@ def score_turn(
         "n_errors": n_errors,
         "n_unknown_name": n_unknown,
         "budget": C.budget(n_g, cfg.beta),
-        "gt_empty": int(n_g == 0),
+        "gt_empty": 0 if n_g else 1,
     }

@@ -2,13 +2,16 @@
 
 Use: ``normalise_calls(log_or_text)`` → ``list[Call]``; ``parse_tool_calls(text)`` → ``list[Call]``;
 ``normalise_ground_truth(gt)`` → ``GroundTruth``. Nothing here raises on JSON-like input: every
-shape is mapped explicitly to a sensible value, as documented per function.
+shape is mapped explicitly to a sensible value, as documented per function. Scoring reads
+logged calls as plain tuples of the same fields (``calls_fields``): cheaper to build and to
+unpack than a NamedTuple per call.
 """
 
 from __future__ import annotations
 
 import json
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 _MISSING = object()  # what ``loads`` returns for text that is not JSON
@@ -24,6 +27,7 @@ class Call(NamedTuple):
 
 
 UNPARSEABLE = Call("", {}, False, None)  # a name that matches no tool and no ground truth
+CallFields = tuple[str, dict, bool, bool | None]  # a Call's fields, in order, as a plain tuple
 
 
 class GroundTruth(NamedTuple):
@@ -60,13 +64,17 @@ def loads(text: str, default: Any = _MISSING) -> Any:
         return default
 
 
+_JSON_SPACE = " \t\n\r"  # the whitespace json.loads skips before a value
+
+
 def _arguments(raw: Any) -> tuple[dict, bool]:
-    """(arguments, well_formed): absent/null → ({}, True); a JSON-object string is decoded."""
+    """(arguments, well_formed): absent/null → ({}, True); a JSON-object string is decoded (text
+    that does not open with ``{`` cannot be one, and is not decoded)."""
     if isinstance(raw, dict):
         return raw, True
     if raw is None:
         return {}, True
-    if isinstance(raw, str):
+    if isinstance(raw, str) and raw.lstrip(_JSON_SPACE).startswith("{"):
         decoded = loads(raw)
         if isinstance(decoded, dict):
             return decoded, True
@@ -76,12 +84,13 @@ def _arguments(raw: Any) -> tuple[dict, bool]:
 _new = tuple.__new__  # builds a Call without NamedTuple's slower keyword-handling __new__
 
 
-def normalise_call(item: Any, outcome: bool = True) -> Call:
+def call_fields(item: Any, outcome: bool = True) -> CallFields:
     """One call from our log format ``{"name", "arguments", "ok", ...}`` or OpenAI's
-    ``{"function": {"name", "arguments": <json str>}}``. Not a dict → ``UNPARSEABLE``; a
-    non-string name → ``""`` (matches nothing). ``ok`` is read only when ``outcome`` is True:
-    ``ok: true/false``, else ``False`` if an ``error`` is logged, else unknown (None). A
-    ``Call`` (already normalised, e.g. parsed from text) is returned as it is."""
+    ``{"function": {"name", "arguments": <json str>}}``, as the plain tuple of a ``Call``'s
+    fields. Not a dict → ``UNPARSEABLE``; a non-string name → ``""`` (matches nothing). ``ok``
+    is read only when ``outcome`` is True: ``ok: true/false``, else ``False`` if an ``error`` is
+    logged, else unknown (None). A ``Call`` (already normalised, e.g. parsed from text) is
+    returned as it is."""
     if not isinstance(item, dict):
         return item if type(item) is Call else UNPARSEABLE
     fn = item.get("function")
@@ -99,7 +108,13 @@ def normalise_call(item: Any, outcome: bool = True) -> Call:
         ok = item.get("ok")
         if ok is not True and ok is not False:
             ok = False if "ok" not in item and item.get("error") is not None else None
-    return _new(Call, (name, arguments, well_formed, ok))
+    return name, arguments, well_formed, ok
+
+
+def normalise_call(item: Any, outcome: bool = True) -> Call:
+    """``call_fields`` as a ``Call``."""
+    fields = call_fields(item, outcome)
+    return fields if type(fields) is Call else _new(Call, fields)
 
 
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
@@ -128,14 +143,26 @@ def parse_tool_calls(text: Any) -> list[Call]:
 def normalise_calls(pred: Any) -> list[Call]:
     """Predicted calls from a log (list of dicts; a single dict is one call), a string of model
     text (parsed with ``parse_tool_calls``), or nothing (None or any other type → no calls)."""
+    return _each_call(pred, normalise_call)
+
+
+def calls_fields(pred: Any) -> list[CallFields]:
+    """``normalise_calls`` with logged calls as plain tuples (what scoring reads)."""
+    if type(pred) is list:  # the usual log, first
+        return [call_fields(item) for item in pred]
+    return _each_call(pred, call_fields)
+
+
+def _each_call(pred: Any, make: Callable[[Any], Any]) -> list:
+    """The calls in ``pred`` (text, one dict, or a list-like of items), ``make`` building each."""
     if isinstance(pred, str):
         return parse_tool_calls(pred)
     if isinstance(pred, dict):
-        return [normalise_call(pred)]
+        return [make(pred)]
     items = as_list(pred)
     if items is None:
         return []
-    return [normalise_call(item) for item in items]
+    return [make(item) for item in items]
 
 
 def _edge(raw: Any) -> tuple[Any, Any]:
@@ -145,7 +172,7 @@ def _edge(raw: Any) -> tuple[Any, Any]:
     return pair[0], pair[1]
 
 
-_gt_cache: OrderedDict[str, GroundTruth] = OrderedDict()
+_gt_cache: OrderedDict[Any, tuple[Any, GroundTruth]] = OrderedDict()
 _GT_CACHE_SIZE = 1024
 
 
@@ -154,18 +181,22 @@ def normalise_ground_truth(gt: Any) -> GroundTruth:
     calls). Calls without a non-empty string name or with non-object arguments are dropped and
     edges renumbered; edges naming dropped or out-of-range calls are dropped, and so are edges
     with i >= j: the ground-truth sequence was executed in order, so every real edge points
-    forward (this also makes the dependency graph acyclic). JSON strings are cached by value; a
-    ``GroundTruth`` is returned as it is (so a batch can normalise a shared one once)."""
+    forward (this also makes the dependency graph acyclic). A ``GroundTruth`` is returned as it
+    is. Cached like ``schema.tool_table``: JSON strings by value, anything else by identity with
+    a strong reference held (so an id cannot be reused; the rollouts of one prompt share one
+    object). A ground truth is treated as immutable: edit one in place after scoring and the
+    cache is stale."""
     if type(gt) is GroundTruth:
         return gt
-    if isinstance(gt, str):
-        hit = _gt_cache.get(gt)
-        if hit is None:
-            hit = _gt_cache[gt] = _normalise_ground_truth(loads(gt))
-            if len(_gt_cache) > _GT_CACHE_SIZE:
-                _gt_cache.popitem(last=False)
-        return hit
-    return _normalise_ground_truth(gt)
+    key = gt if isinstance(gt, str) else id(gt)
+    hit = _gt_cache.get(key)
+    if hit is not None and (hit[0] is gt or isinstance(gt, str)):
+        return hit[1]
+    normalised = _normalise_ground_truth(loads(gt) if isinstance(gt, str) else gt)
+    _gt_cache[key] = (gt, normalised)
+    if len(_gt_cache) > _GT_CACHE_SIZE:
+        _gt_cache.popitem(last=False)
+    return normalised
 
 
 def _normalise_ground_truth(gt: Any) -> GroundTruth:

@@ -163,25 +163,33 @@ _ANNOTATIONS = frozenset(("description", "title", "default", "examples"))  # nev
 _NUMBER_KEYS = frozenset(("type", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"))
 
 
-def _number_check(integer: bool, schema: Mapping[str, Any]) -> Check:
-    """One predicate for a number or integer with optional bounds (the common case, fused)."""
+NumberLimits = tuple[bool, float, float, float, float]  # (integer?, min, max, xmin, xmax)
+
+
+def _number_limits(integer: bool, schema: Mapping[str, Any]) -> NumberLimits:
+    """The bounds of a number or integer schema, absent ones as infinities."""
     limits = {k: schema[k] for k in _BOUNDS[:4] if k in schema
               and type(schema[k]) in (int, float) and not math.isnan(schema[k])}
-    lo = limits.get("minimum", -math.inf)
-    hi = limits.get("maximum", math.inf)
-    lo_x = limits.get("exclusiveMinimum", -math.inf)
-    hi_x = limits.get("exclusiveMaximum", math.inf)
+    return (integer, limits.get("minimum", -math.inf), limits.get("maximum", math.inf),
+            limits.get("exclusiveMinimum", -math.inf), limits.get("exclusiveMaximum", math.inf))
 
-    def check(v: Any) -> bool:
-        t = type(v)
-        if t is float:
-            if v - v != 0 or (integer and not v.is_integer()):  # inf and nan fail v - v == 0
-                return False
-        elif t is not int:  # bool has its own type
+
+def _number_ok(v: Any, limits: NumberLimits) -> bool:
+    """A number (an integer if asked; bool and non-finite floats are neither) within bounds."""
+    integer, lo, hi, lo_x, hi_x = limits
+    t = type(v)
+    if t is float:
+        if v - v != 0 or (integer and not v.is_integer()):  # inf and nan fail v - v == 0
             return False
-        return lo <= v <= hi and lo_x < v < hi_x
+    elif t is not int:  # bool has its own type
+        return False
+    return lo <= v <= hi and lo_x < v < hi_x
 
-    return check
+
+def _number_check(integer: bool, schema: Mapping[str, Any]) -> Check:
+    """One predicate for a number or integer with optional bounds (the common case, fused)."""
+    limits = _number_limits(integer, schema)
+    return lambda v: _number_ok(v, limits)
 
 
 def _resolve(schema: dict, defs: Mapping[str, Any]) -> Any:
@@ -246,14 +254,16 @@ def compile_value(schema: Any, depth: int = 0, defs: Mapping[str, Any] | None = 
 _SIMPLE_TYPES: dict[str, type | tuple[type, ...]] = {
     "string": str, "boolean": bool, "object": dict, "array": (list, tuple),
 }
-_ANY, _ISINSTANCE, _STR_ENUM, _PREDICATE = range(4)
+_ANY, _ISINSTANCE, _STR_ENUM, _NUMBER, _ARRAY_OF, _PREDICATE, _NOTHING = range(7)
+_ARRAY_KEYS = frozenset(("type", "items", "uniqueItems"))  # uniqueItems is for value matching
 Plan = tuple[bool, int, Any]  # (null allowed, kind, data) for one property
 
 
 def _plan(schema: Any, depth: int, defs: Mapping[str, Any]) -> Plan:
     """How to check one property: the shapes real tool schemas use most (a plain type, a string
-    enum, either one ``Optional``) are checked inline with no Python call; the rest through the
-    general predicate of ``compile_value``."""
+    enum, a bounded number, an array of a plain type, each possibly ``Optional``) are checked
+    inline by ``object_check``; the rest through the general predicate of ``compile_value``,
+    which accepts exactly the same values for these shapes."""
     nullable = False
     while isinstance(schema, dict) and "$ref" in schema and depth < MAX_SCHEMA_DEPTH:
         schema = _resolve(schema, defs)
@@ -276,6 +286,13 @@ def _plan(schema: Any, depth: int, defs: Mapping[str, Any]) -> Plan:
     if (keys in ({"enum"}, {"enum", "type"}) and typ in (None, "string") and isinstance(enum, list)
             and enum and all(isinstance(e, str) for e in enum)):
         return nullable, _STR_ENUM, frozenset(enum)
+    if typ in ("number", "integer") and keys <= _NUMBER_KEYS:
+        return nullable, _NUMBER, _number_limits(typ == "integer", schema)
+    items = schema.get("items")
+    if (typ == "array" and "items" in keys and keys <= _ARRAY_KEYS and isinstance(items, dict)
+            and items.keys() - _ANNOTATIONS == {"type"} and isinstance(items["type"], str)
+            and items["type"] in _SIMPLE_TYPES and depth + 1 < MAX_SCHEMA_DEPTH):
+        return nullable, _ARRAY_OF, _SIMPLE_TYPES[items["type"]]
     predicate = compile_value(schema, depth, defs)
     return nullable, (_ANY if predicate is _any else _PREDICATE), predicate
 
@@ -294,32 +311,43 @@ def object_check(
     required_list = schema.get("required")
     required_list = required_list if isinstance(required_list, list) else []
     extra = schema.get("additionalProperties", False)
-    required = frozenset(k for k in required_list if isinstance(k, str))
+    required = tuple(dict.fromkeys(k for k in required_list if isinstance(k, str)))
     schemas: dict[str, Any] = {k: v for k, v in props.items() if isinstance(k, str)}
     plans: dict[str, Plan] = {k: _plan(v, depth, defs) for k, v in schemas.items()}
     allow_extra = extra is True or isinstance(extra, dict)
+    unknown: Plan = (False, _ANY if allow_extra else _NOTHING, None)  # a key outside properties
     get = plans.get
 
     def check(args: dict) -> bool:
-        if required and not args.keys() >= required:
-            return False
+        for key in required:  # cheaper than a set comparison for the few keys tools require
+            if key not in args:
+                return False
         for key, value in args.items():
-            plan = get(key)
-            if plan is None:
-                if allow_extra:
-                    continue
-                return False
-            nullable, kind, data = plan
-            if value is None and nullable:
-                continue
+            nullable, kind, data = get(key, unknown)
             if kind == _ISINSTANCE:
-                if not isinstance(value, data):
-                    return False
+                if isinstance(value, data):
+                    continue
             elif kind == _STR_ENUM:
-                if type(value) is not str or value not in data:
-                    return False
-            elif kind == _PREDICATE and not data(value):
-                return False
+                if type(value) is str and value in data:
+                    continue
+            elif kind == _NUMBER:
+                if _number_ok(value, data):
+                    continue
+            elif kind == _ARRAY_OF:
+                if isinstance(value, (list, tuple)):
+                    for item in value:
+                        if not isinstance(item, data):
+                            break
+                    else:
+                        continue
+            elif kind == _PREDICATE:
+                if data(value):
+                    continue
+            elif kind == _ANY:
+                continue
+            if value is None and nullable:  # rejected by the plan, but null is allowed
+                continue
+            return False
         return True
 
     return check, schemas
@@ -408,25 +436,37 @@ def compile_tool(name: str, parameters: Any) -> ToolSpec:
     return spec
 
 
-class ToolTable:
-    """The offered tools by name (``names``: name → raw parameters), compiled on first use."""
+class _Compiled(dict):
+    """name → ``ToolSpec`` for the names looked up so far; a missing name is compiled on first
+    lookup if it is offered, and gives None (stored nowhere) if it is not."""
 
-    __slots__ = ("names", "_specs")
+    __slots__ = ("offered",)
+
+    def __init__(self, offered: dict[str, Any]) -> None:
+        super().__init__()
+        self.offered = offered
+
+    def __missing__(self, name: str) -> ToolSpec | None:
+        if name not in self.offered:
+            return None
+        spec = self[name] = compile_tool(name, self.offered[name])
+        return spec
+
+
+class ToolTable:
+    """The offered tools by name (``names``: name → raw parameters), compiled on first use.
+    ``get(name)`` is the compiled tool, or None when no offered tool has this name (a plain dict
+    lookup once the name has been seen: it runs for every scored call)."""
+
+    __slots__ = ("names", "get")
 
     def __init__(self, tools: list) -> None:
         self.names: dict[str, Any] = {}
-        self._specs: dict[str, ToolSpec] = {}
         for schema in tools:
             unwrapped = _unwrap(schema)
             if unwrapped is not None and unwrapped[0] not in self.names:
                 self.names[unwrapped[0]] = unwrapped[1]
-
-    def get(self, name: str) -> ToolSpec | None:
-        """The compiled tool, or None when no offered tool has this name."""
-        spec = self._specs.get(name)
-        if spec is None and name in self.names:
-            spec = self._specs[name] = compile_tool(name, self.names[name])
-        return spec
+        self.get: Callable[[str], ToolSpec | None] = _Compiled(self.names).__getitem__
 
     def __contains__(self, name: object) -> bool:
         return name in self.names
