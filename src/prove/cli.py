@@ -80,6 +80,7 @@ def _tools(args: argparse.Namespace) -> int:
 # Subcommands that own their flags: `prove graph --help` shows theirs.
 DELEGATED = {
     "graph": ("prove.graph.build", "build the tool dependency graph (schema or LLM classifier)"),
+    "synth": ("prove.synth.cli", "synthesize grounded conversations, replay-validate, export JSONL/parquet"),
     "train": ("prove.train.cli", "launch (or --dry-run print) a VERL GRPO/SFT run from configs/train"),
 }
 

@@ -1,0 +1,185 @@
+"""The OpenAI-compatible teacher: any chat-completions endpoint (vLLM with Qwen3-32B or
+Gemma-4-31B-it in the paper profile; `transformers serve` with SmolLM2-135M on a CPU) writes the
+user turns from the chain and the live sampling context and plays the assistant with the offered
+tool schemas.
+
+    teacher = OpenAITeacher(base_url="http://127.0.0.1:8000/v1", model="Qwen/Qwen3-32B")
+    outcome = await run_conversation(script, teacher, env)
+
+The model's answers are never trusted: tool calls come from `tool_calls` or, failing that, from
+`<tool_call>` / JSON blocks in the text (prove.reward's parser); malformed arguments go to the hub
+as they are and come back as errors for the state machine to recover from; transport errors and
+empty answers raise `TeacherError`, which the machine turns into a rejection.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from prove.reward.parse import parse_tool_calls
+from prove.synth import phrasing as P
+from prove.synth.machine import Action, Conversation, TeacherError
+
+__all__ = ["OpenAITeacher", "context_lines"]
+
+_USER_SYSTEM = (
+    "You write the USER's next message in a conversation between a user and an AI assistant that "
+    "has tools. Write one or two natural sentences in the first person, as the user. Mention the "
+    "concrete values (ids, names, amounts, dates) the assistant will need, taken only from the facts "
+    "given. Reply with the message text only."
+)
+
+
+def context_lines(convo: Conversation, cap: int = 4) -> list[str]:
+    """The sampling context as short lines "field: v1, v2 (from tool)" for a prompt."""
+    ctx = convo.ctx
+    specs = [convo.env.registry.tool(t) for t in sorted(set(convo.script.chain.tools))]
+    lines = []
+    for name in ctx.relevant_fields(specs):
+        vals = ctx.values.get(name, [])[:cap]
+        if vals:
+            src = ctx.calls[vals[0][1]]["name"]
+            lines.append(f"{name}: {', '.join(str(v) for v, _ in vals)} (from {src})")
+    return lines
+
+
+class OpenAITeacher:
+    """Teacher behind any OpenAI-compatible endpoint; greedy and seeded for reproducibility."""
+
+    name = "openai"
+
+    def __init__(self, base_url: str, model: str, *, api_key: str = "EMPTY", max_tokens: int = 256,
+                 temperature: float = 0.0, seed: int = 0, timeout: float = 120.0,
+                 client: Any = None) -> None:
+        self.base_url, self.model = base_url, model
+        self.max_tokens, self.temperature, self.seed = max_tokens, temperature, seed
+        if client is None:
+            import openai
+
+            client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, timeout=timeout,
+                                        max_retries=1)
+        self.client = client
+        self.requests = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "model": self.model, "temperature": self.temperature,
+                "max_tokens": self.max_tokens}
+
+    async def prepare(self, convo: Conversation) -> None:
+        for k, turn in enumerate(convo.script.turns):
+            if turn.kind == "clarify":
+                convo.scratch["withheld"] = self._withhold(convo, turn.steps[0], k)
+
+    def _withhold(self, convo: Conversation, step: int, k: int) -> dict[str, Any]:
+        spec = convo.env.registry.tool(convo.script.chain.tools[step])
+        feeds = convo.script.chain.feeds(step)
+        for param in list(spec.sensitive) + list(spec.required):
+            if param in spec.required and param not in feeds:
+                vals = [v for v, _ in convo.ctx.candidates(param)]
+                if vals:
+                    value = vals[convo.rng.randrange(min(len(vals), 10))]
+                    out = {"turn": k, "tool": spec.name, "param": param, "value": value,
+                           "supplied_in_turn": k + 1}
+                    for pert in convo.script.perturbations:
+                        if pert.get("type") == "withheld_information":
+                            pert.update(out)
+                    return out
+        from prove.synth.machine import Infeasible
+
+        raise Infeasible(f"nothing the user supplies to withhold in {spec.name}")
+
+    async def _chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+                    ) -> Any:
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
+                                  "max_tokens": self.max_tokens, "temperature": self.temperature,
+                                  "seed": self.seed}
+        if tools:
+            kwargs["tools"] = tools
+        self.requests += 1
+        try:
+            resp = await self.client.chat.completions.create(**kwargs)
+        except Exception as exc:  # any transport/API failure becomes a rejection, not a crash
+            raise TeacherError(f"{type(exc).__name__}: {exc}") from None
+        if not getattr(resp, "choices", None):
+            raise TeacherError("the endpoint returned no choices")
+        return resp.choices[0].message
+
+    async def user_message(self, convo: Conversation, k: int) -> str:
+        turn = convo.script.turns[k]
+        withheld = convo.scratch.get("withheld")
+        if turn.supplies and withheld:
+            return P.supply_text(withheld["param"], withheld["value"], convo.rng)
+        reg = convo.env.registry
+        lines = []
+        if turn.kind == "abstain":
+            topic = turn.off_topic or {}
+            servers = ", ".join(P.domain_of(reg.server(s)) for s in convo.script.servers)
+            if topic.get("source") == "tool":
+                other = reg.tool(topic["tool"])
+                lines.append(f"Ask the assistant to: {other.description} The assistant's tools only "
+                             f"cover: {servers}, so this request must be outside them.")
+            else:
+                return str(topic.get("text") or P.GENERIC_OFF_TOPIC[0])
+        else:
+            steps = turn.steps
+            lines.append("The message must ask the assistant to do the following, in order:")
+            for s in steps:
+                spec = reg.tool(convo.script.chain.tools[s])
+                lines.append(f"- {spec.description} (parameters: {', '.join(spec.params) or 'none'})")
+            lines.append("Facts that exist in the system (use only these values):")
+            lines += [f"  {line}" for line in context_lines(convo)]
+            if withheld and turn.kind == "clarify":
+                lines.append(f"Do NOT mention the {withheld['param']}; the assistant should ask for it.")
+            if k > 0:
+                lines.append("This is a follow-up; you may refer to earlier results.")
+        history = [m for m in convo.messages if m["role"] in ("user", "assistant") and m.get("content")]
+        msgs = [{"role": "system", "content": _USER_SYSTEM}]
+        if history:
+            recap = "\n".join(f"{m['role']}: {m['content'][:300]}" for m in history[-4:])
+            lines.append("Conversation so far:\n" + recap)
+        msgs.append({"role": "user", "content": "\n".join(lines)})
+        msg = await self._chat(msgs)
+        text = (getattr(msg, "content", None) or "").strip().strip('"').strip()
+        if not text:
+            raise TeacherError("empty user turn")
+        return text[:1000]
+
+    async def assistant(self, convo: Conversation, k: int, hint: str | None = None) -> Action:
+        messages = [_plain(m) for m in convo.messages]
+        if hint:
+            messages.append({"role": "system", "content": hint})
+        msg = await self._chat(messages, convo.script.tools)
+        calls = []
+        for tc in getattr(msg, "tool_calls", None) or []:
+            fn = getattr(tc, "function", None)
+            raw = getattr(fn, "arguments", "") or ""
+            try:
+                args: Any = json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
+            except ValueError:
+                args = raw
+            calls.append({"name": str(getattr(fn, "name", "")), "arguments": args})
+        text = getattr(msg, "content", None) or ""
+        if not calls and text:
+            calls = [{"name": c.name, "arguments": c.arguments} for c in parse_tool_calls(text)
+                     if c.name]
+        if calls:
+            return Action(calls=calls, note="model")
+        return Action(text=text, note="model")
+
+    async def alternative(self, convo: Conversation, k: int, failed: dict[str, Any],
+                          options: list[str]) -> Action | None:
+        hint = (f"The tool {failed['name']} keeps failing ({str(failed.get('error'))[:200]}). "
+                f"Use one of these tools instead: {', '.join(options)}.")
+        action = await self.assistant(convo, k, hint)
+        return action if action.calls else None
+
+
+def _plain(message: dict[str, Any]) -> dict[str, Any]:
+    """A message as the chat API takes it (drop our extra keys, stringify content)."""
+    out = {"role": message["role"], "content": message.get("content") or ""}
+    if message.get("tool_calls"):
+        out["tool_calls"] = message["tool_calls"]
+    if message["role"] == "tool":
+        out["tool_call_id"] = message.get("tool_call_id", "")
+    return out

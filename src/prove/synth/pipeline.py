@@ -1,0 +1,358 @@
+"""The synthesis pipeline: chains → scripts → state-machine generation → replay validation and
+filters → JSONL, VERL parquet, dataset card; parallel across processes, byte-identical for a seed.
+
+    result = synthesize(SynthConfig.from_profile("smoke", workers=2), "results/synth")
+    print(result.funnel, result.files)
+
+Example i of a kind is a pure function of (seed, kind, i, chain pool): its chain, world seed, turn
+layout and perturbations come from its own random stream, its episodes are named after its id.
+Indices are generated in chunks (in-process or by a process pool, merged in index order) until
+each kind has its target of kept examples; the first `target` kept ones are written. The funnel
+counts every index up to the last one kept, so it does not depend on chunking or worker count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import multiprocessing as mp
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prove.synth.chains import Chain, ToolGraph, graph_chains
+from prove.synth.export import (
+    card_markdown,
+    dataset_card,
+    example_summary,
+    sha256_file,
+    training_rows,
+    write_jsonl,
+    write_parquet,
+)
+from prove.synth.machine import Outcome, SynthEnv, run_conversation
+from prove.synth.perturb import PerturbationRates, build_script
+from prove.synth.records import KINDS, dumps, sha256_text
+from prove.synth.validate import MAX_ERROR_RATE, check_example
+
+__all__ = ["SynthConfig", "SynthResult", "synthesize", "asynthesize", "PAPER_SIZES",
+           "generate_range"]
+
+PAPER_SIZES: dict[str, int] = {"multi_turn": 10_895, "clarification": 1_500, "abstention": 1_122}
+"""The paper's kept examples by kind (13,517 in all)."""
+
+STAGES: tuple[str, ...] = ("sampling", "generation", "replay", "export")
+
+
+@dataclass
+class SynthConfig:
+    """Everything that decides the data (and the machinery that makes it)."""
+
+    sizes: dict[str, int] = field(default_factory=lambda: dict(PAPER_SIZES))
+    seed: int = 0
+    n_chains: int = 3000
+    chain_source: str = "graph"  # "graph" (prove.graph), "synth", or a saved chains file
+    n_worlds: int = 8
+    teacher: str = "programmatic"  # or "openai"
+    base_url: str = ""
+    model: str = ""
+    api_key: str = "EMPTY"
+    max_tokens: int = 256
+    temperature: float = 0.0
+    concurrency: int = 8  # concurrent conversations per worker (openai teacher)
+    slip_rate: float = 0.06
+    max_retries: int = 2
+    max_error_rate: float = MAX_ERROR_RATE
+    val_fraction: float = 0.1
+    servers: tuple[str, ...] | None = None
+    rates: PerturbationRates = field(default_factory=PerturbationRates)
+    workers: int = 1
+    chunk_size: int = 64
+    overshoot: float = 1.2
+
+    @classmethod
+    def from_profile(cls, profile: str, **overrides: Any) -> SynthConfig:
+        """Sizes, chain count and teacher from configs/profiles/<profile>.yaml, then overrides."""
+        from prove.profiles import load_profile
+
+        prof = load_profile(profile)
+        syn = prof.get("synthesis", {})
+        kwargs: dict[str, Any] = {
+            "sizes": {"multi_turn": int(syn.get("n_multi_turn", PAPER_SIZES["multi_turn"])),
+                      "clarification": int(syn.get("n_clarification", PAPER_SIZES["clarification"])),
+                      "abstention": int(syn.get("n_abstention", PAPER_SIZES["abstention"]))},
+            "n_chains": int(prof.get("graph", {}).get("n_chains", 3000)),
+            "teacher": str(syn.get("teacher", "programmatic")),
+        }
+        for key in ("base_url", "model", "seed", "n_worlds"):
+            if key in syn:
+                kwargs[key] = syn[key]
+        kwargs.update(overrides)
+        return cls(**kwargs)
+
+    def data_fields(self) -> dict[str, Any]:
+        """The settings that shape the data (recorded on the card; no worker counts)."""
+        out = asdict(self)
+        for key in ("workers", "chunk_size", "overshoot", "api_key", "concurrency", "base_url"):
+            out.pop(key)
+        out["servers"] = list(self.servers) if self.servers else None
+        return out
+
+
+@dataclass
+class SynthResult:
+    kept: dict[str, int]
+    funnel: dict[str, dict[str, Any]]
+    files: dict[str, str]  # name -> sha256
+    timings: dict[str, float]  # seconds per stage (summed over workers) and "wall"
+    n_chains: int
+    card: dict[str, Any]
+    out_dir: Path | None
+
+    def throughput(self) -> dict[str, float]:
+        """Examples (attempted ones for generation stages, kept for export) per second per stage."""
+        attempted = sum(f["attempted"] for f in self.funnel.values())
+        kept = sum(self.kept.values())
+        out = {}
+        for stage in STAGES:
+            n = kept if stage == "export" else attempted
+            t = self.timings.get(stage, 0.0)
+            out[stage] = n / t if t else float("inf")
+        out["end_to_end"] = kept / self.timings["wall"] if self.timings.get("wall") else float("inf")
+        return out
+
+
+# -- per-process state ------------------------------------------------------------------------
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(cfg: SynthConfig, graph_rows: list[tuple], chains: list[dict[str, Any]]) -> None:
+    from prove.env.hub import Hub
+    from prove.env.registry import load_registry
+    from prove.synth.sampling import LiveSampler
+
+    registry = load_registry()
+    if cfg.servers:
+        registry = registry.subset(cfg.servers)
+    hub = Hub(registry, max_episodes=10_000)
+    graph = ToolGraph(registry, graph_rows)
+    env = SynthEnv(hub, graph, LiveSampler(hub), max_retries=cfg.max_retries)
+    _WORKER.clear()
+    _WORKER.update(cfg=cfg, env=env, chains=[Chain.from_mapping(c) for c in chains],
+                   teacher=_make_teacher(cfg))
+
+
+def _make_teacher(cfg: SynthConfig) -> Any:
+    if cfg.teacher == "programmatic":
+        from prove.synth.programmatic import ProgrammaticTeacher
+
+        return ProgrammaticTeacher(slip_rate=cfg.slip_rate)
+    if cfg.teacher == "openai":
+        from prove.synth.openai_teacher import OpenAITeacher
+
+        if not cfg.base_url or not cfg.model:
+            raise ValueError("the openai teacher needs base_url and model")
+        return OpenAITeacher(cfg.base_url, cfg.model, api_key=cfg.api_key,
+                             max_tokens=cfg.max_tokens, temperature=cfg.temperature, seed=cfg.seed)
+    raise ValueError(f"unknown teacher {cfg.teacher!r}; use 'programmatic' or 'openai'")
+
+
+def _fingerprint(example: Mapping[str, Any]) -> str:
+    users = [m["content"] for m in example["messages"] if m["role"] == "user"]
+    return sha256_text(dumps([example["servers"], users, example["turns"]]))
+
+
+async def _one(kind: str, index: int) -> dict[str, Any]:
+    w = _WORKER
+    cfg: SynthConfig = w["cfg"]
+    env: SynthEnv = w["env"]
+    script = build_script(kind, index, w["chains"], seed=cfg.seed, n_worlds=cfg.n_worlds,
+                          registry=env.registry, rates=cfg.rates, val_fraction=cfg.val_fraction)
+    out: Outcome = await run_conversation(script, w["teacher"], env)
+    rec: dict[str, Any] = {"kind": kind, "index": index, "chain_id": script.chain.chain_id,
+                           "timings": dict(out.timings)}
+    if out.example is None:
+        rec.update(status="rejected", stage="generation", reason=out.reason, detail=out.detail,
+                   transitions=out.transitions)
+        return rec
+    t0 = time.perf_counter()
+    reason, detail = check_example(out.example, env.hub, cfg.max_error_rate)
+    t1 = time.perf_counter()
+    rec["timings"]["replay"] = t1 - t0
+    if reason is not None:
+        rec.update(status="rejected", stage="validation", reason=reason, detail=detail,
+                   transitions=out.transitions)
+        return rec
+    rec.update(status="kept", line=dumps(out.example), rows=training_rows(out.example),
+               fingerprint=_fingerprint(out.example), split=script.split,
+               chain_id=script.chain.chain_id, summary=example_summary(out.example))
+    rec["timings"]["export"] = time.perf_counter() - t1
+    return rec
+
+
+async def _range(kind: str, start: int, stop: int) -> list[dict[str, Any]]:
+    cfg: SynthConfig = _WORKER["cfg"]
+    if cfg.teacher == "programmatic" or cfg.concurrency <= 1:
+        return [await _one(kind, i) for i in range(start, stop)]
+    sem = asyncio.Semaphore(cfg.concurrency)
+
+    async def guarded(i: int) -> dict[str, Any]:
+        async with sem:
+            return await _one(kind, i)
+
+    return list(await asyncio.gather(*(guarded(i) for i in range(start, stop))))
+
+
+def generate_range(task: tuple[str, int, int]) -> list[dict[str, Any]]:
+    """Records for indices [start, stop) of one kind (runs in a worker or in-process)."""
+    kind, start, stop = task
+    return asyncio.run(_range(kind, start, stop))
+
+
+# -- the driver -------------------------------------------------------------------------------
+def synthesize(cfg: SynthConfig, out_dir: str | Path | None = None,
+               progress: Callable[[str], None] | None = None) -> SynthResult:
+    """Generate, validate and (with `out_dir`) write the data set; see the module docstring.
+    Inside a running event loop (a notebook), use `await asynthesize(...)` instead."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(asynthesize(cfg, out_dir, progress))
+    raise RuntimeError("synthesize() inside a running event loop: use `await asynthesize(...)`")
+
+
+async def asynthesize(cfg: SynthConfig, out_dir: str | Path | None = None,
+                      progress: Callable[[str], None] | None = None) -> SynthResult:
+    """`synthesize` for async callers (notebooks): the same work and the same bytes."""
+    from prove.env.registry import load_registry
+
+    wall0 = time.perf_counter()
+    say = progress or (lambda _msg: None)
+    registry = load_registry()
+    if cfg.servers:
+        registry = registry.subset(cfg.servers)
+    # prove.graph builds its graph with asyncio.run: give it a thread of its own
+    graph, chains = await asyncio.to_thread(graph_chains, cfg.n_chains, cfg.seed, registry=registry,
+                                            servers=cfg.servers, source=cfg.chain_source)
+    say(f"graph: {len(graph.edges)} edges; {len(chains)} chains")
+    init = (cfg, graph.to_rows(), [c.to_dict() for c in chains])
+    pool = None
+    if cfg.workers > 1:
+        method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+        pool = mp.get_context(method).Pool(cfg.workers, initializer=_init_worker, initargs=init)
+    else:
+        _init_worker(*init)
+    records: dict[str, list[dict[str, Any]]] = {}
+    try:
+        for kind in KINDS:
+            target = int(cfg.sizes.get(kind, 0))
+            records[kind] = await _generate_kind(kind, target, cfg, pool, say) if target > 0 else []
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    timings = Counter()
+    for recs in records.values():
+        for r in recs:
+            for stage, t in r["timings"].items():
+                timings[stage] += t
+    kept_recs, funnel = {}, {}
+    for kind in KINDS:
+        kept_recs[kind], funnel[kind] = _select(records.get(kind, []), int(cfg.sizes.get(kind, 0)))
+    t_exp = time.perf_counter()
+    files: dict[str, str] = {}
+    lines = [r["line"] for kind in KINDS for r in kept_recs[kind]]
+    summaries = [r["summary"] for kind in KINDS for r in kept_recs[kind]]
+    rows = {"train": [], "val": []}
+    for kind in KINDS:
+        for r in kept_recs[kind]:
+            rows[r["split"]].extend(r["rows"])
+    card = dataset_card(summaries, funnel, cfg.data_fields() | {"n_chains_sampled": len(chains)},
+                        {k: len(v) for k, v in rows.items()})
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        write_jsonl(lines, out / "examples.jsonl")
+        rejected = [dumps({k: r[k] for k in ("kind", "index", "chain_id", "stage", "reason",
+                                              "detail", "transitions")})
+                    for kind in KINDS for r in records.get(kind, [])
+                    if r["status"] == "rejected" and r["index"] <= funnel[kind]["last_index"]]
+        write_jsonl(rejected, out / "rejected.jsonl")
+        for split, split_rows in rows.items():
+            write_parquet(split_rows, out / f"{split}.parquet")
+        (out / "card.json").write_text(json.dumps(card, indent=1, sort_keys=True) + "\n")
+        (out / "card.md").write_text(card_markdown(card))
+        funnel_rows = ["kind,stage,count"] + [
+            f"{kind},{stage},{funnel[kind][stage]}" for kind in KINDS
+            for stage in ("attempted", "generated", "replay_valid", "kept")] + [
+            f"{kind},rejected:{reason},{n}" for kind in KINDS
+            for reason, n in funnel[kind]["rejected"].items()]
+        (out / "funnel.csv").write_text("\n".join(funnel_rows) + "\n")
+        for name in ("examples.jsonl", "rejected.jsonl", "train.parquet", "val.parquet",
+                     "card.json", "card.md", "funnel.csv"):
+            files[name] = sha256_file(out / name)
+        (out / "SHA256SUMS").write_text("".join(f"{h}  {n}\n" for n, h in sorted(files.items())))
+    timings["export"] += time.perf_counter() - t_exp
+    timings["wall"] = time.perf_counter() - wall0
+    say(f"done in {timings['wall']:.1f}s")
+    return SynthResult({k: len(v) for k, v in kept_recs.items()}, funnel, files, dict(timings),
+                       len(chains), card, Path(out_dir) if out_dir is not None else None)
+
+
+async def _generate_kind(kind: str, target: int, cfg: SynthConfig, pool: Any,
+                         say: Callable[[str], None]) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    kept = 0
+    start = 0
+    fingerprints: set[str] = set()
+    need = math.ceil(target * cfg.overshoot)
+    while kept < target:
+        stop = start + max(need, cfg.chunk_size)
+        tasks = [(kind, a, min(a + cfg.chunk_size, stop)) for a in range(start, stop, cfg.chunk_size)]
+        if pool is not None:
+            chunks = list(pool.imap(generate_range, tasks))
+        else:
+            chunks = [await _range(*task) for task in tasks]
+        for chunk in chunks:
+            for r in chunk:
+                records.append(r)
+                if r["status"] == "kept" and r["fingerprint"] not in fingerprints:
+                    fingerprints.add(r["fingerprint"])
+                    kept += 1
+        rate = max(kept / max(len(records), 1), 0.05)
+        say(f"{kind}: {kept}/{target} kept after {len(records)} attempts")
+        start = stop
+        need = math.ceil((target - kept) / rate * 1.1) + 8
+    return records
+
+
+def _select(records: Sequence[dict[str, Any]], target: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The first `target` distinct kept records in index order, and the funnel up to the last."""
+    kept, seen = [], set()
+    reasons: Counter = Counter()
+    attempted = generated = valid = 0
+    last = -1
+    for r in sorted(records, key=lambda r: r["index"]):
+        if len(kept) >= target:
+            break
+        attempted += 1
+        last = r["index"]
+        if r["status"] == "rejected":
+            reasons[r["reason"]] += 1
+            generated += r["stage"] == "validation"
+            valid += r["stage"] == "validation" and r["reason"] != "replay_mismatch"
+            continue
+        generated += 1
+        valid += 1
+        if r["fingerprint"] in seen:
+            reasons["duplicate"] += 1
+            continue
+        seen.add(r["fingerprint"])
+        kept.append(r)
+    funnel = {"attempted": attempted, "generated": generated, "replay_valid": valid,
+              "kept": len(kept), "rejected": dict(sorted(reasons.items())), "last_index": last}
+    return kept, funnel

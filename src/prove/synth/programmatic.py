@@ -1,0 +1,226 @@
+"""The programmatic teacher (offline default): rehearses the chain on a live fork (see
+`prove.synth.planner`), then writes the user turns from per-tool phrasings and plays the assistant,
+slips and recoveries included.
+
+    teacher = ProgrammaticTeacher(slip_rate=0.06)
+    outcome = await run_conversation(script, teacher, env)
+
+User turns render each planned call with a phrasing drawn from the tool's own (its docstring's
+first clause, verb-object variants) and its arguments in the user's words, so values the calls
+need are written verbatim. As the assistant it issues the planned calls one by one; with a small
+seeded probability it slips (drops a required argument, misnames the tool) and repairs the call
+from the error message; with an enum removed from the offered schema it first sends the user's
+words and then a valid value the error lists. Deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any
+
+from prove.synth import phrasing as P
+from prove.synth.machine import Action, Conversation, TeacherError
+from prove.synth.planner import Planned, Planner, user_value
+
+__all__ = ["ProgrammaticTeacher", "Planned", "repair_call"]
+
+def _norm(text: Any) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(text).lower())
+
+
+def _best(guess: Any, options: list[str]) -> str:
+    for o in options:
+        if _norm(o) == _norm(guess):
+            return o
+    close = difflib.get_close_matches(str(guess), options, n=1, cutoff=0.0)
+    return close[0] if close else options[0]
+
+
+def repair_call(last: dict[str, Any], intended: dict[str, Any]) -> dict[str, Any]:
+    """Correct a failed call using its error message (valid choices, missing arguments, "did you
+    mean"); falls back to the intended arguments when the message names nothing fixable."""
+    err = str(last.get("error", ""))
+    name = str(last.get("name"))
+    args = dict(last["arguments"]) if isinstance(last.get("arguments"), dict) else {}
+    fixed = False
+    m = re.search(r"did you mean ([\w, ]+)\?", err)
+    if m and "unknown tool" in err:
+        options = [o.strip() for o in m.group(1).split(",") if o.strip()]
+        name = intended["name"] if intended["name"] in options else options[0]
+        fixed = True
+    for miss in re.findall(r"missing required argument '(\w+)'", err):
+        if miss in intended["arguments"]:
+            args[miss] = intended["arguments"][miss]
+            fixed = True
+    for param, choices in re.findall(r"argument '(\w+)': Input should be (.+?) \(got", err):
+        options = re.findall(r"'([^']*)'", choices)
+        if options and param in args:
+            args[param] = _best(args[param], options)
+            fixed = True
+    m = re.search(r"\(parameter '(\w+)'\); known: ([^(]+)", err)
+    if m and m.group(1) in intended["arguments"]:
+        args[m.group(1)] = intended["arguments"][m.group(1)]
+        fixed = True
+    if not fixed:
+        return {"name": intended["name"], "arguments": dict(intended["arguments"])}
+    return {"name": name, "arguments": args}
+
+
+class ProgrammaticTeacher:
+    """Deterministic teacher: plan on a fork, then render and act (see module docstring)."""
+
+    name = "programmatic"
+
+    def __init__(self, slip_rate: float = 0.06, attempts: int = 8) -> None:
+        self.slip_rate = slip_rate
+        self.attempts = attempts
+        self._names: list[str] | None = None
+        self._misses: dict[str, str | None] = {}
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "slip_rate": self.slip_rate, "attempts": self.attempts}
+
+    # -- planning --------------------------------------------------------------------------
+    async def prepare(self, convo: Conversation) -> None:
+        Planner(convo, self.attempts).run()
+
+    # -- user side -------------------------------------------------------------------------
+    async def user_message(self, convo: Conversation, k: int) -> str:
+        spec = convo.script.turns[k]
+        rng = convo.rng
+        if spec.kind == "abstain":
+            return self._off_topic(convo, k)
+        withheld = convo.scratch.get("withheld")
+        if spec.supplies and withheld:
+            return P.supply_text(withheld["param"], withheld["value"], rng, withheld.get("words"))
+        plans = convo.scratch["plans"][k + 1 if spec.kind == "clarify" else k]
+        follow_up = any(t.kind == "act" for t in convo.script.turns[:k])
+        said: set[str] = convo.scratch.setdefault("said", set())
+        now: set[str] = set()
+        parts = []
+        for n, p in enumerate(plans):
+            phrase = rng.choice(P.tool_phrases(convo.env.registry.tool(p.tool)))
+            mentions = []
+            for param, kind, value, info in p.mentions:
+                if spec.kind == "clarify" and withheld and (
+                        (n == 0 and param == withheld["param"])
+                        or repr(value) == repr(withheld["value"])):
+                    continue
+                key = f"{param}={value!r}"
+                if info.get("repeat") and (key in now or key in said and rng.random() < 0.5):
+                    continue
+                now.add(key)
+                info = {k: v for k, v in info.items() if k != "repeat"}
+                mentions.append(P.mention(param, value, kind, rng, **info))
+            parts.append(P.step_text(phrase, mentions, rng))
+        if not (spec.kind == "clarify"):
+            said |= now
+        return P.render_turn(parts, rng, follow_up)
+
+    def _off_topic(self, convo: Conversation, k: int) -> str:
+        topic = convo.script.turns[k].off_topic or {}
+        if topic.get("source") != "tool":
+            return str(topic.get("text") or P.GENERIC_OFF_TOPIC[0])
+        spec = convo.env.registry.tool(topic["tool"])
+        ctx = convo.env.sampler.probe(spec.server, convo.script.seed)
+        rng = convo.rng
+        mentions = []
+        args: dict[str, Any] = {}
+        for param in spec.required:
+            got = user_value(spec, param, ctx, rng, args)
+            if got is not None:
+                args[param] = got[0]
+                mentions.append(P.mention(param, got[0], got[1], rng, words=got[2]))
+        text = P.step_text(rng.choice(P.tool_phrases(spec)), mentions, rng)
+        return P.render_turn([text], rng, follow_up=k > 0)
+
+    # -- assistant side --------------------------------------------------------------------
+    async def assistant(self, convo: Conversation, k: int) -> Action:
+        spec = convo.script.turns[k]
+        rng = convo.rng
+        if spec.kind == "clarify":
+            return Action(text=P.clarify_question(convo.scratch["withheld"]["param"], rng), note="ask")
+        if spec.kind == "abstain":
+            servers = [convo.env.registry.server(s) for s in convo.script.servers]
+            return Action(text=P.abstain_reply(servers, rng), note="abstain")
+        plans: list[Planned] = convo.scratch["plans"][k]
+        made, ok = convo.turn_calls(k), convo.successful(k)
+        done = len(ok)
+        if ok and ok[-1]["result"] != plans[done - 1].result:
+            raise TeacherError(f"plan divergence at {ok[-1]['name']}")
+        notes = convo.scratch.setdefault("notes", {})
+        if made and not made[-1]["ok"]:
+            p = plans[done]
+            if p.failed_first and made[-1]["name"] == p.failed_first["name"]:
+                return Action(give_up=True, note="error names nothing to fix")
+            return Action(calls=[repair_call(made[-1], {"name": p.tool, "arguments": p.arguments})],
+                          note="repair")
+        if done < len(plans):
+            p = plans[done]
+            key = (k, done)
+            if p.failed_first and (key, "primary") not in notes:
+                notes[(key, "primary")] = True
+                return Action(calls=[dict(p.failed_first)], note="primary")
+            call = {"name": p.tool, "arguments": dict(p.arguments)}
+            removed = convo.scratch.get("enum_removed", set())
+            for param, words in p.words.items():
+                if (p.tool, param) in removed and words != p.arguments.get(param):
+                    call["arguments"][param] = words
+                    return Action(calls=[call], note="enum_guess")
+            if (key, "slip") not in notes and rng.random() < self.slip_rate:
+                notes[(key, "slip")] = True
+                slipped = self._slip(convo, call, rng)
+                if slipped is not None:
+                    return Action(calls=[slipped[0]], note="slip:" + slipped[1])
+            return Action(calls=[call], note="planned")
+        last = ok[-1] if ok else None
+        return Action(text=P.summary_reply(last["name"] if last else "request",
+                                           last["result"] if last else {}, rng), note="summary")
+
+    def _slip(self, convo: Conversation, call: dict[str, Any], rng: Any
+              ) -> tuple[dict[str, Any], str] | None:
+        spec = convo.env.registry.tool(call["name"])
+        options = []
+        if spec.required and all(r in call["arguments"] for r in spec.required):
+            options.append("missing_arg")
+        wrong = self._near_miss(convo, spec.name)
+        if wrong:
+            options.append("wrong_name")
+        if not options:
+            return None
+        kind = rng.choice(options)
+        if kind == "missing_arg":
+            drop = rng.choice(sorted(spec.required))
+            return {"name": call["name"], "arguments": {k: v for k, v in call["arguments"].items()
+                                                        if k != drop}}, kind
+        return {"name": wrong, "arguments": dict(call["arguments"])}, kind
+
+    def _near_miss(self, convo: Conversation, name: str) -> str | None:
+        """A wrong tool name whose "did you mean" hint lists the right one (memoised)."""
+        if name not in self._misses:
+            self._misses[name] = self._find_near_miss(convo, name)
+        return self._misses[name]
+
+    def _find_near_miss(self, convo: Conversation, name: str) -> str | None:
+        if self._names is None:
+            self._names = sorted(convo.env.registry.tools)
+        words = name.split("_")
+        cands = [name + "_details", name + "s" if not name.endswith("s") else name[:-1],
+                 "get_" + name if words[0] != "get" else "fetch_" + "_".join(words[1:])]
+        for cand in cands:
+            if cand in convo.env.registry.tools:
+                continue
+            if name in difflib.get_close_matches(cand, self._names, n=3, cutoff=0.5):
+                return cand
+        return None
+
+    async def alternative(self, convo: Conversation, k: int, failed: dict[str, Any],
+                          options: list[str]) -> Action | None:
+        plans: list[Planned] = convo.scratch["plans"][k]
+        done = len(convo.successful(k))
+        if done < len(plans) and plans[done].failed_first and plans[done].tool in options:
+            p = plans[done]
+            return Action(calls=[{"name": p.tool, "arguments": dict(p.arguments)}],
+                          note="alternative")
+        return None

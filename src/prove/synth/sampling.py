@@ -1,0 +1,260 @@
+"""Live state sampling: probe a fresh episode with read tools for entities that really exist.
+
+    sampler = LiveSampler(hub); ctx = sampler.context(["banking"], seed=7)
+    ctx.candidates("to_account_id")   # [(value, probe call index), ...] from list_accounts etc.
+
+For each server of a chain, a fresh episode of the seed is opened and its read tools are called:
+first every read without required parameters (list/search tools), then each read whose required
+identifiers can be filled from those results (a second hop: transactions of an account, cards of
+an account). Every scalar in the results is indexed by the field it sits under, with the probe call
+that produced it, and the enum values of the tools' schemas are added. The probe is a pure function
+of (server, seed), so it is memoised per process; the episode is closed afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prove.env.hub import Hub
+from prove.env.tool import ToolSpec
+from prove.graph.features import PAGING, parameters, singular
+from prove.synth.records import derived_rng
+
+__all__ = ["SamplingContext", "LiveSampler", "walk_scalars", "schema_enum"]
+
+
+def walk_scalars(node: Any, path: str = "", key: str | None = None) -> Iterator[tuple[str, Any, str]]:
+    """(field name, value, JSON path) of every string/number leaf (booleans skipped)."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from walk_scalars(v, f"{path}.{k}" if path else k, k)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from walk_scalars(v, f"{path}[{i}]", key)
+    elif key is not None and isinstance(node, (str, int, float)) and not isinstance(node, bool):
+        yield key, node, path
+
+
+def schema_enum(schema: dict[str, Any]) -> list[Any] | None:
+    """The enum of a property schema (through anyOf-null and array items), or None."""
+    if "enum" in schema:
+        return list(schema["enum"])
+    for option in schema.get("anyOf", ()):
+        if option.get("type") != "null":
+            found = schema_enum(option)
+            if found:
+                return found
+    items = schema.get("items")
+    if isinstance(items, dict):
+        return schema_enum(items)
+    return None
+
+
+@dataclass
+class SamplingContext:
+    """Probe calls, the values they returned (by field) and schema enums; `now` per server."""
+
+    calls: list[dict[str, Any]] = field(default_factory=list)  # {"name", "arguments", "server"}
+    values: dict[str, list[tuple[Any, int]]] = field(default_factory=dict)  # field -> [(v, call)]
+    enums: dict[str, list[Any]] = field(default_factory=dict)  # "tool.param" -> values
+    now: dict[str, str] = field(default_factory=dict)  # server -> simulated now
+    attrs: dict[str, frozenset[str]] = field(default_factory=dict)  # id -> its object's short strings
+
+    def _index_attrs(self, node: Any) -> None:
+        if isinstance(node, dict):
+            short = frozenset(v for v in node.values() if isinstance(v, str) and len(v) <= 40)
+            for v in short:
+                self.attrs[v] = self.attrs.get(v, frozenset()) | short
+            for v in node.values():
+                if isinstance(v, (dict, list)):
+                    self._index_attrs(v)
+        elif isinstance(node, list):
+            for v in node:
+                self._index_attrs(v)
+
+    def add_result(self, call_index: int, result: Any) -> None:
+        self._index_attrs(result)
+        seen = {f: {repr(v) for v, _ in vs} for f, vs in self.values.items()}
+        for name, value, _ in walk_scalars(result):
+            if name in PAGING:
+                continue
+            bucket = self.values.setdefault(name, [])
+            marks = seen.setdefault(name, set())
+            if repr(value) not in marks:
+                marks.add(repr(value))
+                bucket.append((value, call_index))
+
+    def candidates(self, param: str) -> list[tuple[Any, int]]:
+        """Values for `param`: its own field, its singular, else the longest matching suffix."""
+        for name in (param, singular(param)):
+            if name in self.values:
+                return self.values[name]
+        parts = singular(param).split("_")
+        for i in range(1, len(parts)):
+            suffix = "_".join(parts[i:])
+            if suffix in self.values and suffix not in ("id", "name", "at", "by"):
+                return self.values[suffix]
+        return []
+
+    def merged(self, other: SamplingContext) -> SamplingContext:
+        out = SamplingContext(list(self.calls), {k: list(v) for k, v in self.values.items()},
+                              dict(self.enums), dict(self.now), dict(self.attrs))
+        offset = len(out.calls)
+        out.calls.extend(other.calls)
+        for name, vals in other.values.items():
+            bucket = out.values.setdefault(name, [])
+            have = {repr(v) for v, _ in bucket}
+            bucket.extend((v, c + offset) for v, c in vals if repr(v) not in have)
+        out.enums.update(other.enums)
+        out.now.update(other.now)
+        for key, found in other.attrs.items():
+            out.attrs[key] = out.attrs.get(key, frozenset()) | found
+        return out
+
+    def to_json(self, fields: Iterable[str], used: Iterable[Any] = (), cap: int = 6) -> dict[str, Any]:
+        """The part stored on an example: the probe calls, and per relevant field up to `cap`
+        values (always keeping the ones the conversation used) as `[value, call index]`."""
+        keep = {repr(v) for v in used}
+        values: dict[str, list[list[Any]]] = {}
+        for name in sorted(set(fields)):
+            vals = self.values.get(name)
+            if not vals:
+                continue
+            chosen = [v for v in vals if repr(v[0]) in keep]
+            for v in vals:
+                if len(chosen) >= cap:
+                    break
+                if v not in chosen:
+                    chosen.append(v)
+            values[name] = [[v, c] for v, c in chosen]
+        return {"calls": self.calls, "values": values, "enums": dict(sorted(self.enums.items())),
+                "now": dict(sorted(self.now.items()))}
+
+    def relevant_fields(self, specs: Sequence[ToolSpec]) -> list[str]:
+        """Fields whose values could fill a parameter of these tools."""
+        out = set()
+        for spec in specs:
+            for p in spec.params:
+                for name in (p, singular(p)):
+                    if name in self.values:
+                        out.add(name)
+                        break
+                else:
+                    parts = singular(p).split("_")
+                    for i in range(1, len(parts)):
+                        suffix = "_".join(parts[i:])
+                        if suffix in self.values and suffix not in ("id", "name", "at", "by"):
+                            out.add(suffix)
+                            break
+        return sorted(out)
+
+
+def _suffixes(param: str) -> list[str]:
+    parts = singular(param).split("_")
+    return ["_".join(parts[i:]) for i in range(1, len(parts))]
+
+
+class LiveSampler:
+    """Probes servers through a hub; one probe per (server, seed) and process."""
+
+    def __init__(self, hub: Hub, second_hop: bool = True) -> None:
+        self.hub = hub
+        self.second_hop = second_hop
+        self._memo: dict[tuple[str, int], SamplingContext] = {}
+
+    def context(self, servers: Iterable[str], seed: int) -> SamplingContext:
+        """The probes of `servers` merged (treat as read-only: it is shared and memoised)."""
+        names = tuple(sorted(set(servers)))
+        key = ("+".join(names), seed)
+        if key not in self._memo:
+            if len(names) == 1:
+                return self.probe(names[0], seed)
+            ctx = SamplingContext()
+            for server in names:
+                ctx = ctx.merged(self.probe(server, seed))
+            self._memo[key] = ctx
+        return self._memo[key]
+
+    def probe(self, server: str, seed: int) -> SamplingContext:
+        key = (server, seed)
+        if key not in self._memo:
+            self._memo[key] = self._probe(server, seed)
+        return self._memo[key]
+
+    def _probe(self, server: str, seed: int) -> SamplingContext:
+        spec = self.hub.registry.server(server)
+        episode = f"probe/{server}/{seed}"
+        self.hub.close(episode)
+        self.hub.open(episode, seed)
+        ctx = SamplingContext()
+        try:
+            episode_obj = self.hub.store.get(episode)
+            assert episode_obj is not None
+            ctx.now[server] = str(getattr(self.hub.store.read_state(episode_obj, server), "now", ""))
+            reads = [t for t in spec.tools if not t.write]
+            for t in spec.tools:
+                for name, schema in t.input_schema.get("properties", {}).items():
+                    enum = schema_enum(schema)
+                    if enum:
+                        ctx.enums[f"{t.name}.{name}"] = enum
+            for t in reads:
+                if not t.required:
+                    self._call(ctx, episode, server, t.name, {})
+            self._state_fallback(ctx, episode, server, reads)
+            if self.second_hop:
+                rng = derived_rng("probe", server, seed)
+                for t in reads:
+                    if not t.required:
+                        continue
+                    args = {}
+                    feats = parameters(t)
+                    for p in t.required:
+                        if feats[p].enum:
+                            enum = ctx.enums.get(f"{t.name}.{p}") or []
+                            if enum:
+                                args[p] = enum[0]
+                            continue
+                        cands = [v for v, _ in ctx.candidates(p) if isinstance(v, str)]
+                        if not cands:
+                            break
+                        args[p] = rng.choice(cands)
+                    else:
+                        self._call(ctx, episode, server, t.name, args)
+        finally:
+            self.hub.close(episode)
+        return ctx
+
+    def _state_fallback(self, ctx: SamplingContext, episode: str, server: str,
+                        reads: Sequence[ToolSpec]) -> None:
+        """Identifiers no list/search tool returns (a vehicle app's user ids) are read off the
+        state snapshot; the pseudo-call `state_snapshot` records that source."""
+        missing = set()
+        for t in reads:
+            feats = parameters(t)
+            for p in t.required:
+                if feats[p].identifier and not ctx.candidates(p):
+                    missing.add(p)
+        if not missing:
+            return
+        snap = SamplingContext()
+        snap.add_result(0, self.hub.state(episode, server))
+        found = {p: snap.candidates(p) for p in sorted(missing)}
+        found = {p: v for p, v in found.items() if v}
+        if not found:
+            return
+        ctx.calls.append({"name": "state_snapshot", "arguments": {}, "server": server})
+        index = len(ctx.calls) - 1
+        for p, vals in found.items():
+            name = next(n for n in (p, singular(p), *_suffixes(p)) if n in snap.values)
+            bucket = ctx.values.setdefault(name, [])
+            have = {repr(v) for v, _ in bucket}
+            bucket.extend((v, index) for v, _ in vals[:20] if repr(v) not in have)
+
+    def _call(self, ctx: SamplingContext, episode: str, server: str, name: str,
+              args: dict[str, Any]) -> None:
+        logged = self.hub.call(name, args, episode_id=episode)
+        if logged["ok"]:
+            ctx.calls.append({"name": name, "arguments": args, "server": server})
+            ctx.add_result(len(ctx.calls) - 1, logged["result"])

