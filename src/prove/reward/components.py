@@ -129,7 +129,7 @@ def _same_strings(a: list, b: list) -> bool:
     """Equal lists of plain strings (which ≈ always accepts, in order or as multisets)."""
     if len(a) != len(b):
         return False
-    for x, y in zip(a, b, strict=True):
+    for x, y in zip(a, b, strict=False):  # same length, checked above
         if type(x) is not str or type(y) is not str or x != y:
             return False
     return True
@@ -268,7 +268,11 @@ def budget(n_g: int, beta: float) -> int:
 
 def efficiency(n_p: int, n_g: int, beta: float) -> float:
     """1 within the budget, then falling by 1/n_g per extra call to 0 (formula 3)."""
-    b = budget(n_g, beta)
+    return efficiency_of(n_p, n_g, budget(n_g, beta))
+
+
+def efficiency_of(n_p: int, n_g: int, b: int) -> float:
+    """Formula 3 for a budget B already worked out."""
     if n_p <= b:
         return 1.0
     if n_g == 0:
@@ -287,7 +291,7 @@ def name_signal(pred_names: Sequence[str], gt_names: Sequence[str]) -> float:
     if denominator == 0:
         return 1.0
     distinct = set(gt_names)
-    if len(distinct) == len(gt_names):  # each name once in G (the usual turn): a set overlap
+    if len(distinct) == n_g:  # each name once in G (the usual turn): a set overlap
         return len(distinct.intersection(pred_names)) / denominator
     remaining: dict[str, int] = {}
     for name in gt_names:

@@ -46,6 +46,7 @@ def score_turn(
     n_p, n_g = len(calls), len(gt.names)
     names, relevant, thirds, n_errors, n_unknown = C.call_facts(calls, table, gt.by_name)
 
+    b = C.budget(n_g, cfg.beta)
     if n_g == 0:  # clarification / abstention: full score for no call, none for calling
         validity = coverage = efficiency = name_signal = arg_match = 1.0 if n_p == 0 else 0.0
         n_matched = 0
@@ -55,7 +56,7 @@ def score_turn(
         )
         validity = C.validity_of(thirds, n_p)
         coverage = C.coverage(n_matched, n_g)
-        efficiency = C.efficiency(n_p, n_g, cfg.beta)
+        efficiency = C.efficiency_of(n_p, n_g, b)
         name_signal = C.name_signal(names, gt.names)
         arg_match = C.arg_match(value_sum, n_g)
     parts = (validity, coverage, efficiency, name_signal, arg_match)
@@ -71,6 +72,6 @@ def score_turn(
         "n_matched": n_matched,
         "n_errors": n_errors,
         "n_unknown_name": n_unknown,
-        "budget": C.budget(n_g, cfg.beta),
+        "budget": b,
         "gt_empty": 0 if n_g else 1,
     }

@@ -96,7 +96,7 @@ def call_fields(item: Any, outcome: bool = True) -> CallFields:
     fn = item.get("function")
     src = fn if fn is not None and isinstance(fn, dict) else item
     name = src.get("name")
-    if type(name) is not str and not isinstance(name, str):
+    if not isinstance(name, str):
         name = ""
     arguments = src.get("arguments")
     if type(arguments) is dict:
