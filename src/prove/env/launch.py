@@ -16,8 +16,9 @@ import time
 import urllib.request
 from collections.abc import Sequence
 from types import TracebackType
+from typing import Any
 
-__all__ = ["EnvServer", "free_port", "wait_until_up", "supervise_workers"]
+__all__ = ["EnvServer", "free_port", "wait_until_up", "stop_child", "supervise_workers"]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -41,6 +42,23 @@ def wait_until_up(url: str, timeout: float = 60.0, proc: subprocess.Popen | None
             last = exc
         time.sleep(0.1)
     raise TimeoutError(f"{url} did not answer within {timeout:.0f}s (last error: {last!r})")
+
+
+def stop_child(proc: subprocess.Popen | None, log: Any, timeout: float = 10.0) -> str:
+    """Terminate `proc` (kill after `timeout` s), close its log file and return what it logged."""
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=timeout)
+    text = ""
+    if log is not None:
+        log.seek(0)
+        text = log.read().decode(errors="replace")
+        log.close()
+    return text
 
 
 class EnvServer:
@@ -92,20 +110,7 @@ class EnvServer:
 
     def stop(self) -> str:
         """Terminate the server; return what it wrote to stderr."""
-        if self.proc is None:
-            return ""
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        err = ""
-        if self._log is not None:
-            self._log.seek(0)
-            err = self._log.read().decode(errors="replace")
-            self._log.close()
+        err = stop_child(self.proc, self._log)
         self.proc, self._log = None, None
         return err
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from prove.env.launch import free_port, wait_until_up
+from prove.env.launch import free_port, stop_child, wait_until_up
 from prove.eval.base import Endpoint
 
 __all__ = ["VLLMConfig", "vllm_command", "ServedModel", "serve_vllm", "serve_local", "wait_for_endpoint"]
@@ -107,18 +107,7 @@ class ServedModel:
         return self
 
     def stop(self) -> str:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=30)
-        log = ""
-        if self._log is not None:
-            self._log.seek(0)
-            log = self._log.read().decode(errors="replace")
-            self._log.close()
+        log = stop_child(self.proc, self._log, timeout=30)
         self.proc, self._log = None, None
         return log
 

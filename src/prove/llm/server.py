@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from prove.env.launch import free_port, wait_until_up
+from prove.env.launch import free_port, stop_child, wait_until_up
 
 __all__ = ["LocalLLMServer"]
 
@@ -88,18 +88,7 @@ class LocalLLMServer:
 
     def stop(self) -> str:
         """Terminate the server; return what it logged."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=15)
-        log = ""
-        if self._log is not None:
-            self._log.seek(0)
-            log = self._log.read().decode(errors="replace")
-            self._log.close()
+        log = stop_child(self.proc, self._log, timeout=15)
         self.proc, self._log = None, None
         return log
 
