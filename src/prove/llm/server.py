@@ -4,7 +4,7 @@
         client = openai.OpenAI(base_url=llm.base_url, api_key="EMPTY")
         client.chat.completions.create(model=llm.model, messages=[...], max_tokens=32)
 
-Engine: `transformers serve` (the Hugging Face OpenAI-compatible server: /v1/models,
+Engine: `transformers serve` (the Hugging Face OpenAI-compatible server: /health,
 /v1/chat/completions with `tools`, seeds, greedy decoding), run as a child process with the same
 Python. It cannot serve the shipped GGUF file directly (that config has no `architectures`), so
 `prove.llm.weights` dequantizes it once into a plain model directory under ~/.cache/prove/models;
@@ -70,7 +70,11 @@ class LocalLLMServer:
         cmd = [sys.executable, "-m", "transformers.cli.transformers", "serve", self.model_dir.name,
                "--host", self.host, "--port", str(self.port), "--device", self.device,
                "--log-level", "warning"]
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+        # GET /v1/models lists the hub cache and answers 500 when that folder is missing; clients
+        # such as bfcl poll it until 200, so the server gets an (empty) cache folder of its own.
+        hub_cache = self.model_dir.parent / ".hf-hub-cache"
+        hub_cache.mkdir(exist_ok=True)
+        env = {**os.environ, "HF_HUB_CACHE": str(hub_cache), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                "HF_HUB_DISABLE_TELEMETRY": "1", "TQDM_DISABLE": "1", "PYTHONUNBUFFERED": "1"}
         threads = self.threads or (int(os.environ.get("PROVE_LLM_THREADS", "1"))
                                    if self.device in ("cpu", "auto") else None)
@@ -80,7 +84,7 @@ class LocalLLMServer:
         self.proc = subprocess.Popen(cmd, cwd=self.model_dir.parent, env=env,
                                      stdout=self._log, stderr=subprocess.STDOUT)
         try:
-            wait_until_up(self.base_url + "/models", self.startup_timeout, self.proc)
+            wait_until_up(f"http://{self.host}:{self.port}/health", self.startup_timeout, self.proc)
         except Exception as exc:
             log = self.stop()
             raise RuntimeError(f"transformers serve did not start ({exc}): {log[-2000:]}") from None

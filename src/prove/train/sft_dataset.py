@@ -6,7 +6,7 @@ A thin subclass of VERL's ``MultiTurnSFTDataset`` over ``prove.train.rows.sft_ro
 go back to plain chat messages (null keys dropped, tool-call arguments as objects) and ``tools``
 (a JSON string per row) to the normalised schemas the RL rollout offers, so SFT and GRPO render
 the same prompts. Kept apart from ``prove.train.dataset``: VERL 0.9.1's SFT module imports Qwen2-VL
-internals that transformers >= 5.11 no longer has (VERL pins transformers < 5.11).
+internals of the transformers it pins (< 5.11; the project pins 5.9.0), so importing it is costlier.
 """
 
 from __future__ import annotations
