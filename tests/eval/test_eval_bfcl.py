@@ -112,6 +112,29 @@ def test_config_guards_bfcl_naming():
         BFCLConfig(label="x", categories=("simple_python",))
     cfg = BFCLConfig.for_paper_model("Granite-4.1-8B", "granite-base")
     assert cfg.handler == "Granite4FCHandler"
+    with pytest.raises(ValueError, match=r"\['multi_turn_base_50'\] are not in the categories run"):
+        BFCLConfig(label="x", categories=("multi_turn_miss_func",), ids=("multi_turn_base_50",))
+    assert BFCLConfig(label="x", ids=["multi_turn_base_50"]).ids == ("multi_turn_base_50",)
+
+
+@pytest.mark.parametrize("profile", ["smoke", "paper"])
+def test_profiles_describe_a_valid_eval_plan(profile):
+    from prove.eval.pipeline import EvalPlan
+    from prove.profiles import load_profile
+
+    plan = EvalPlan.from_profile(load_profile(profile)["eval"], results_dir="out")
+    assert plan.bfcl_categories == CATEGORIES and plan.tau2_trials == 4
+    cfg = BFCLConfig(label="x", categories=plan.bfcl_categories, ids=plan.bfcl_ids)  # ids validated
+    known = {e["id"] for e in load_tasks(plan.bfcl_categories, plan.bfcl_ids)}
+    if profile == "smoke":  # a handful, one per category, each of which bfcl can load
+        assert len(cfg.ids) == len(CATEGORIES) and known == set(cfg.ids)
+        assert plan.bfcl_max_new_tokens and plan.bfcl_max_steps_per_turn == 1 and plan.bfcl_num_threads == 1
+    else:  # every entry, bfcl's own limits
+        assert cfg.ids is None and len(known) == 800
+        assert plan.bfcl_max_new_tokens is None and plan.bfcl_max_steps_per_turn is None
+    assert EvalPlan.from_profile({"bfcl_ids": ["multi_turn_base_1"]}, bfcl_ids=None).bfcl_ids is None  # overrides win
+    with pytest.raises(ValueError, match="unknown eval settings \\['bfcl_entries'\\]; valid: .*bfcl_ids"):
+        EvalPlan.from_profile({"bfcl_entries": 8})
 
 
 def test_capped_client_limits_new_tokens_and_passes_everything_else():

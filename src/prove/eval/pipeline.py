@@ -1,16 +1,18 @@
 """The evaluation loop the 06 notebook runs: serve each model (base, trained), run the benchmarks, collect rows.
 
-    rows = evaluate_model("Qwen3-8B", "base", served.endpoint, EvalPlan(...))
+    plan = EvalPlan.from_profile(load_profile("paper")["eval"], results_dir=Path("results"))
+    rows = evaluate_model("Qwen3-8B", "base", served.endpoint, plan)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from prove.eval.base import Endpoint
-from prove.eval.bfcl import BFCL, CATEGORIES, PAPER_MODELS, BFCLConfig
+from prove.eval.bfcl import BFCL, CATEGORIES, PAPER_MODELS, SMOKE_MODELS, BFCLConfig
 from prove.eval.paper import long_rows
 from prove.eval.tau2 import DOMAINS, Tau2, Tau2Config, tau2_available
 from prove.eval.teval import TEval, TEvalConfig
@@ -26,6 +28,13 @@ class EvalPlan:
     benchmarks: tuple[str, ...] = ("bfcl", "tau2", "teval")
     bfcl_categories: tuple[str, ...] = CATEGORIES
     bfcl_ids: tuple[str, ...] | None = None
+    """None: every entry of the categories (800 for all four)."""
+    bfcl_max_new_tokens: int | None = None
+    """Per model step; None keeps bfcl's own cap. The smoke profile caps it for the CPU model."""
+    bfcl_max_steps_per_turn: int | None = None
+    """None keeps bfcl's 20 steps per turn."""
+    bfcl_num_threads: int = 16
+    """Concurrent BFCL requests against the endpoint (1 on a CPU server)."""
     tokenizer_path: str | None = None
     tau2_domains: tuple[str, ...] = DOMAINS
     tau2_trials: int = 4
@@ -33,6 +42,22 @@ class EvalPlan:
     tau2_user_llm_args: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
     teval_data_dir: str | None = None
     teval_embedding_model: str = "all-mpnet-base-v2"
+
+    @classmethod
+    def from_profile(cls, eval_cfg: Mapping[str, Any], **overrides: Any) -> EvalPlan:
+        """The plan a profile's `eval:` section describes (configs/profiles/*.yaml); `overrides` win.
+
+        Keys are this class's field names; an unknown key raises, naming the valid ones.
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(eval_cfg) - known)
+        if unknown:
+            raise ValueError(f"unknown eval settings {unknown}; valid: {', '.join(sorted(known))}")
+        merged = {**eval_cfg, **overrides}
+        for key in ("benchmarks", "bfcl_categories", "bfcl_ids", "tau2_domains"):
+            if merged.get(key) is not None:
+                merged[key] = tuple(merged[key])
+        return cls(**merged)
 
 
 def run_label(model: str, variant: str) -> str:
@@ -42,12 +67,15 @@ def run_label(model: str, variant: str) -> str:
 def evaluate_model(model: str, variant: str, endpoint: Endpoint, plan: EvalPlan) -> dict[str, Any]:
     """Run `plan` against `endpoint`; returns {"rows": long rows, "bfcl", "tau2", "teval", "skipped"}."""
     label, out = run_label(model, variant), Path(plan.results_dir)
-    spec = PAPER_MODELS.get(model)
+    spec = PAPER_MODELS.get(model) or SMOKE_MODELS.get(model)
     result: dict[str, Any] = {"bfcl": None, "tau2": [], "teval": None, "skipped": {}}
     if "bfcl" in plan.benchmarks:
         cfg = BFCLConfig(label=label, handler=spec.handler if spec else "QwenFCHandler",
+                         is_fc_model=spec.is_fc_model if spec else True,
                          categories=plan.bfcl_categories, ids=plan.bfcl_ids, tokenizer_path=plan.tokenizer_path,
-                         project_dir=out / "bfcl")
+                         project_dir=out / "bfcl", num_threads=plan.bfcl_num_threads,
+                         max_new_tokens=plan.bfcl_max_new_tokens,
+                         max_steps_per_turn=plan.bfcl_max_steps_per_turn)
         adapter = BFCL(cfg)
         adapter.run(endpoint)
         result["bfcl"] = adapter.score()
