@@ -97,3 +97,26 @@ def cases_figure(cases: pd.DataFrame) -> Figure:
     ax.tick_params(axis="x", labelrotation=35, labelsize=8)
     fig.tight_layout()
     return fig
+
+
+def behaviours_figure(means: pd.DataFrame, wins: pd.DataFrame, n_turns: int) -> Figure:
+    """Left: mean score per (behaviour, config); right: share of turns where the exact answer wins.
+
+    ``means`` / ``wins``: ``behaviours.mean_table`` / ``behaviours.discrimination``."""
+    fig = Figure(figsize=(15, 4.8))
+    left, right = fig.subplots(1, 2)
+    labels = [_STYLE.get(c, (c,))[0] for c in means.columns]
+    sns.heatmap(means, ax=left, vmin=0, vmax=1, cmap="viridis", annot=True, fmt=".2f",
+                annot_kws={"fontsize": 7}, cbar_kws={"label": "mean score"}, xticklabels=labels)
+    left.set(xlabel="", ylabel="behaviour", title="Mean score of each behaviour")
+    sns.heatmap(wins, ax=right, vmin=0, vmax=1, cmap="RdYlGn", annot=True, fmt=".2f",
+                annot_kws={"fontsize": 7}, cbar_kws={"label": "share of turns"},
+                xticklabels=[_STYLE.get(c, (c,))[0] for c in wins.columns])
+    right.set(xlabel="", ylabel="", title="Exact answer scores strictly higher (GRPO has a signal)")
+    for ax in (left, right):
+        ax.tick_params(axis="x", labelrotation=35, labelsize=8)
+        for tick in ax.get_xticklabels():
+            tick.set_horizontalalignment("right")
+    fig.suptitle(f"Reward ablations on {n_turns} synthesized turns, every rollout executed live")
+    fig.tight_layout()
+    return fig
