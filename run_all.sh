@@ -49,8 +49,8 @@ run_notebooks() {
   local port
   port=$("$PY" -c "from prove.env.launch import free_port; print(free_port())")
   "$PY" -m prove serve --port "$port" >executed/prove-serve.log 2>&1 &
-  local server_pid=$!
-  trap 'kill "$server_pid" 2>/dev/null || true' EXIT
+  SERVER_PID=$!  # global: the EXIT trap runs after this function's locals are gone
+  trap 'kill "${SERVER_PID:-}" 2>/dev/null || true' EXIT
   "$PY" -c "from prove.env.launch import wait_until_up; wait_until_up('http://127.0.0.1:$port/control/health')"
   export PROVE_ENV_URL="http://127.0.0.1:$port"
   echo "==> profile: $profile; environment server at $PROVE_ENV_URL"
