@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "model_cache_dir",
     "converted_model_dir",
     "ensure_converted",
+    "publish_dir",
 ]
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -100,17 +102,30 @@ def convert_in_process(gguf: Path, out: Path) -> Path:
     plain.load_state_dict(loaded.state_dict())
     plain.generation_config.eos_token_id = tokenizer.eos_token_id
     plain.generation_config.pad_token_id = tokenizer.pad_token_id
+
+    def fill(tmp: Path) -> None:
+        plain.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / "SOURCE").write_text(f"{gguf}\n")
+
+    return publish_dir(out, fill, "config.json")
+
+
+def publish_dir(out: Path, fill: Callable[[Path], None], marker: str) -> Path:
+    """Create directory `out` atomically: `fill` a fresh sibling temporary directory, then rename it.
+
+    Readers never see a half-written `out`. When another process published `out` first (the
+    rename fails and `out/marker` exists), theirs is kept; the temporary directory is always removed.
+    """
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
     tmp.chmod(0o755)
     try:
-        plain.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        (tmp / "SOURCE").write_text(f"{gguf}\n")
+        fill(tmp)
         try:
             tmp.rename(out)
         except OSError:  # another process finished first: keep theirs
-            if not (out / "config.json").is_file():
+            if not (out / marker).is_file():
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -17,8 +17,6 @@ directory beside the converted models; nothing is downloaded.
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -92,23 +90,13 @@ def load_tokenizer(cache: Path | None = None) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoTokenizer
 
-    from prove.llm.weights import smollm2_gguf_path
+    from prove.llm.weights import publish_dir, smollm2_gguf_path
 
     out = tokenizer_dir(cache)
     if not (out / "tokenizer_config.json").is_file():
         gguf = smollm2_gguf_path()
         tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=out.name + ".", dir=out.parent))
-        try:
-            tok.save_pretrained(tmp)
-            try:
-                tmp.rename(out)
-            except OSError:  # another process finished first: keep theirs
-                if not (out / "tokenizer_config.json").is_file():
-                    raise
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        publish_dir(out, tok.save_pretrained, "tokenizer_config.json")
     tok = AutoTokenizer.from_pretrained(out)
     tok.chat_template = HERMES_CHATML_TEMPLATE
     return tok
