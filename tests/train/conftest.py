@@ -77,8 +77,19 @@ def verl_tools(tool_yaml: Path) -> list[Any]:
 
 
 @pytest.fixture(scope="session")
-def verl_cfg(tool_yaml: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The composed qwen3-4b paper config (VERL's Hydra), tool config pointed at the live env."""
+def policy(tokenizer: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Qwen3-style model folder without weights (config.json + the CPU tokenizer): what VERL's
+    workers load as the policy, so they pick Qwen3's continuous-token builder."""
+    need_verl()
+    from prove.train.rollout import policy_dir
+
+    return policy_dir(tmp_path_factory.mktemp("policy") / "qwen3-tiny", tokenizer, "qwen3")
+
+
+@pytest.fixture(scope="session")
+def verl_cfg(tool_yaml: Path, policy: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The composed qwen3-4b paper config (VERL's Hydra), tool config pointed at the live env and
+    the model at the Qwen3-style ``policy`` folder."""
     need_verl()
     from prove.train.compose import check_grpo
     from prove.train.config import load_train_config
@@ -88,5 +99,6 @@ def verl_cfg(tool_yaml: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
     variant = cfg.variant("default")
     paths = RunPaths.for_run(cfg, variant, tmp_path_factory.mktemp("results"))
     key = "actor_rollout_ref.rollout.multi_turn.tool_config_path="
-    overrides = [o for o in grpo_overrides(cfg, variant, paths) if not o.startswith(key)]
-    return check_grpo([*overrides, key + str(tool_yaml)])
+    model = "actor_rollout_ref.model.path="
+    overrides = [o for o in grpo_overrides(cfg, variant, paths) if not o.startswith((key, model))]
+    return check_grpo([*overrides, key + str(tool_yaml), model + str(policy)])

@@ -73,9 +73,10 @@ def test_concurrent_trajectories_call_live_servers_through_verls_call_path(
                      _call("get_balance", account_id="ACC-9999")):
             response, _, _ = await loop._call_tool(call, kwargs, data)
             texts.append(response.text)
-        bad_json = _call("get_balance")
-        bad_json.arguments = "{not json"
-        texts.append((await loop._call_tool(bad_json, kwargs, data))[0].text)
+        # What VERL's hermes parser makes of {"name": "get_balance", "arguments": "ACC-0001"}.
+        not_object = _call("get_balance")
+        not_object.arguments = json.dumps(src)
+        texts.append((await loop._call_tool(not_object, kwargs, data))[0].text)
         during = open_episodes(live_env)
         await loop._close_episode()
         return texts, data.extra_fields["tool_calls"], during
@@ -92,8 +93,8 @@ def test_concurrent_trajectories_call_live_servers_through_verls_call_path(
                                              "no_such_tool", "get_balance", "get_balance"]
         assert [e["ok"] for e in log] == [True, True, True, False, False, False]
         assert "Unknown function" in texts[3] and texts[4].startswith("Error: ")
-        assert "ACC-9999" in log[4]["error"] and "Invalid JSON" in texts[5]
-        assert log[5]["arguments"] == "{not json"  # the reward sees an unparseable call
+        assert "ACC-9999" in log[4]["error"] and "must be a JSON object" in texts[5]
+        assert isinstance(log[5]["arguments"], str)  # the reward sees arguments that are no object
         assert during >= before + 1
     assert open_episodes(live_env) == before  # every episode closed
 
@@ -168,15 +169,33 @@ def test_tool_reports_missing_episode_rows_clearly() -> None:
     from prove.train.tool import spec_for
 
     with pytest.raises(ValueError, match="no PROVE episode"):
-        spec_for({}, "get_balance")
-    assert spec_for({"prove": {"create_kwargs": {"seed": 3, "prefix": "[]"}}}, "x").seed == 3
+        spec_for({"get_balance": {"create_kwargs": {"seed": 3}}})  # rows never key by tool name
+    assert spec_for({"prove": {"create_kwargs": {"seed": 3, "prefix": "[]"}}}).seed == 3
+
+
+def test_tool_takes_its_schema_only_from_the_generated_yaml_key(tool_yaml: Path) -> None:
+    """VERL's `tool_schema` key would reach the tool already stripped of items/nested properties:
+    the tool refuses it rather than offering a poorer schema."""
+    import yaml
+    from verl.tools.schemas import OpenAIFunctionToolSchema
+
+    from prove.train.tool import ProveTool
+
+    entry = yaml.safe_load(tool_yaml.read_text())["tools"][0]["config"]
+    schema = json.loads(entry["schema"])
+    assert ProveTool(entry).name == schema["function"]["name"]
+    with pytest.raises(ValueError, match="config.schema"):
+        ProveTool({**entry, "schema": None}, OpenAIFunctionToolSchema.model_validate(schema))
+    with pytest.raises(ValueError, match="config.schema"):
+        ProveTool(entry, OpenAIFunctionToolSchema.model_validate(schema))
 
 
 def test_launch_serves_checks_tools_then_runs_the_trainer(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, rl_parquet: Path
 ) -> None:
-    """`prove train` without --dry-run: real servers on loopback, checked, then the command runs
-    (here the trainer is replaced by a recorder: VERL's GRPO itself needs GPUs)."""
+    """`prove train` without --dry-run: real servers on loopback, checked, then the command runs.
+    The trainer process is replaced by a recorder: this test is about serving, checking and the
+    command line; VERL's GRPO step itself runs on CPU elsewhere (prove.train.cpu's tests)."""
     import dataclasses
     import io
 

@@ -3,16 +3,18 @@
 Loaded by VERL from the YAML ``prove.train.tool_config`` writes (``multi_turn.tool_config_path``);
 not meant to be constructed by hand. Needs verl (the ``train`` extra).
 
-* Schema: ``config["schema"]`` (normalised by ``prove.train.schema``; a dict or its JSON) must validate against
-  VERL's ``OpenAIFunctionToolSchema``; the tool keeps it in ``ProveToolSchema``, a subclass that
-  also keeps ``items``, nested properties, defaults and bounds in the prompt.
+* Schema: ``config["schema"]`` (the JSON string the generated YAML writes, normalised by
+  ``prove.train.schema``) must validate against VERL's ``OpenAIFunctionToolSchema``; the tool keeps
+  it in ``ProveToolSchema``, a subclass that also keeps ``items``, nested properties, defaults and
+  bounds in the prompt. VERL's own ``tool_schema`` key is refused: its loader would already have
+  dropped those keys.
 * Routing: the episode id is the trajectory's ``agent_data.request_id`` (one per GRPO sample);
-  seed and prefix come from the row's ``create_kwargs`` (``tools_kwargs[<tool>]`` if present, else
-  ``tools_kwargs["prove"]``, see ``prove.train.rows``). Calls go over HTTP with the episode in
-  ``_meta`` and a timeout; tool errors come back to the model as text.
-* Log: each call's entry (``prove.train.session.log_entry``) is returned as the call's metrics; under
-  ``ProveAgentLoop`` the loop writes it into ``extra_fields["tool_calls"]`` in the order the model
-  emitted the calls, and closes the episode; under VERL's stock ``tool_agent`` the tool appends it.
+  seed and prefix come from the row's ``tools_kwargs["prove"]["create_kwargs"]`` (one key for
+  every row, see ``prove.train.rows``). Calls go over HTTP with the episode in ``_meta`` and a
+  timeout; tool errors come back to the model as text.
+* Log: each call's entry (``prove.train.session.log_entry``) is returned as the call's metrics;
+  ``ProveAgentLoop`` (``prove_tool_agent``, the only loop this tool runs under: it also closes the
+  episode) writes it into ``extra_fields["tool_calls"]`` in the order the model emitted the calls.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from verl.tools.schemas import (
 )
 
 from prove.train.rows import PROVE_KWARGS_KEY, EpisodeSpec, episode_spec
-from prove.train.session import TOOL_LOG_KEY, call_in_episode
+from prove.train.session import call_in_episode
 
 __all__ = ["ProveTool", "ProveToolSchema", "EnvTarget", "spec_for"]
 
@@ -64,16 +66,14 @@ class EnvTarget:
         self.urls, self.timeout = urls, timeout
 
 
-def spec_for(tools_kwargs: Any, tool_name: str) -> EpisodeSpec:
-    """The episode of a row: ``tools_kwargs[tool_name]["create_kwargs"]`` or ``["prove"]``."""
-    tools_kwargs = tools_kwargs if isinstance(tools_kwargs, dict) else {}
-    for key in (tool_name, PROVE_KWARGS_KEY):
-        entry = tools_kwargs.get(key)
-        if isinstance(entry, dict) and isinstance(entry.get("create_kwargs"), dict):
-            return episode_spec(entry["create_kwargs"])
+def spec_for(tools_kwargs: Any) -> EpisodeSpec:
+    """The episode of a row: ``tools_kwargs["prove"]["create_kwargs"]``."""
+    entry = tools_kwargs.get(PROVE_KWARGS_KEY) if isinstance(tools_kwargs, dict) else None
+    if isinstance(entry, dict) and isinstance(entry.get("create_kwargs"), dict):
+        return episode_spec(entry["create_kwargs"])
     raise ValueError(
-        f"row has no PROVE episode in tools_kwargs (looked for {tool_name!r} and "
-        f"{PROVE_KWARGS_KEY!r}); build rows with prove.train.rows"
+        f"row has no PROVE episode in tools_kwargs[{PROVE_KWARGS_KEY!r}]['create_kwargs']; "
+        "build rows with prove.train.rows"
     )
 
 
@@ -84,12 +84,10 @@ class ProveTool(BaseTool):
         # BaseTool.__init__ only stores these three and prints the schema: with 343 tools per
         # rollout worker (and again in the dataset) that print is noise, so set them here.
         schema = config.get("schema")
-        if isinstance(schema, str):
-            schema = json.loads(schema)
-        if schema is None and tool_schema is not None:
-            schema = tool_schema.model_dump(exclude_unset=True, exclude_none=True)
-        if schema is None:
-            raise ValueError("ProveTool needs config.schema (write the YAML with prove.train.tool_config)")
+        if tool_schema is not None or not isinstance(schema, str):
+            raise ValueError("ProveTool needs config.schema as the JSON string prove.train.tool_config "
+                             "writes (not VERL's tool_schema key); regenerate the tool YAML with it")
+        schema = json.loads(schema)
         OpenAIFunctionToolSchema.model_validate(schema)  # VERL's own class must accept it
         self.config = config
         self.tool_schema = ProveToolSchema.model_validate(schema)
@@ -109,7 +107,7 @@ class ProveTool(BaseTool):
         agent_data = kwargs.get("agent_data")
         if agent_data is None:
             raise ValueError("ProveTool needs VERL's agent_data (verl >= 0.9 passes it to execute)")
-        spec = spec_for(agent_data.tools_kwargs, self.name)
+        spec = spec_for(agent_data.tools_kwargs)
         if getattr(agent_data, "prove_env", None) is None:
             agent_data.prove_env = self.env
             agent_data.prove_replay = []
@@ -117,6 +115,4 @@ class ProveTool(BaseTool):
             self.env.urls, self.name, parameters, episode_id=agent_data.request_id, spec=spec,
             replay=agent_data.prove_replay, timeout=self.env.timeout,
         )
-        if not getattr(agent_data, "prove_ordered_log", False):
-            agent_data.extra_fields.setdefault(TOOL_LOG_KEY, []).append(entry)
         return ToolResponse(text=text), 0.0, entry

@@ -1,0 +1,213 @@
+"""Checks a GRPO run must pass before any GPU work: attention the machine can run, a tool-aware template.
+
+    from prove.train.preflight import preflight
+    preflight(cfg.verl, cfg.model, has_gpu=None)     # raises ValueError saying what to change
+
+``verl_overrides`` is what VERL will be given: a mapping of dotted override keys (``TrainConfig.
+verl``, a leading ``+`` allowed), a list of ``key=value`` strings, or the composed config
+(``prove.train.compose.check_grpo``). A key that is absent has VERL 0.9.1's default.
+
+Attention. VERL loads the actor and reference with ``actor_rollout_ref.model.override_config.
+attn_implementation`` (default ``flash_attention_2``, ``verl/workers/config/model.py``). With
+``use_remove_padding`` (VERL's default, and the paper config's) the micro-batch is packed into one
+row with ``attention_mask=None`` and position ids that restart at every sequence:
+
+* ``flash_attention_2``/``_3`` run packed rows through flash-attn's varlen kernel (VERL patches
+  ``_flash_attention_forward``); they need CUDA and the ``flash_attn`` (``flash_attn_interface``)
+  package, which the ``gpu`` extra does not install (flash-attn builds against the installed torch
+  and CUDA: ``pip install flash-attn==2.8.3 --no-build-isolation``, as VERL's install docs do).
+* ``sdpa`` and ``eager`` are correct on packed rows only because transformers builds a
+  block-diagonal causal mask from the restarting position ids (``masking_utils.
+  find_packed_sequence_indices``); a transformers without it would let packed sequences attend
+  to each other, so it is checked. They cost an O(tokens²) mask per micro-batch; Ulysses
+  sequence parallelism needs flash attention.
+
+Template. The policy learns the call format its chat template teaches, and VERL's ``hermes`` parser
+reads ``<tool_call>{"name", "arguments"}</tool_call>``: a tiny conversation with one offered tool
+and one call is rendered through the tokenizer's template (``actor_rollout_ref.model.
+custom_chat_template`` if set, ``data.apply_chat_template_kwargs`` applied) and must show the
+tool's schema and the call, in hermes form when the format is ``hermes``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["preflight", "check_attention", "check_chat_template", "setting", "ATTN_KEY"]
+
+ATTN_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
+RMPAD_KEY = "actor_rollout_ref.model.use_remove_padding"
+SP_KEY = "actor_rollout_ref.actor.ulysses_sequence_parallel_size"
+TEMPLATE_KEY = "actor_rollout_ref.model.custom_chat_template"
+FORMAT_KEY = "actor_rollout_ref.rollout.multi_turn.format"
+ROLLOUT_KEY = "actor_rollout_ref.rollout.name"
+TEMPLATE_KWARGS_KEY = "data.apply_chat_template_kwargs"
+DEFAULTS: dict[str, Any] = {  # VERL 0.9.1's defaults for the keys read here
+    ATTN_KEY: "flash_attention_2", RMPAD_KEY: True, SP_KEY: 1, TEMPLATE_KEY: None,
+    FORMAT_KEY: "hermes", ROLLOUT_KEY: "vllm", TEMPLATE_KWARGS_KEY: {},
+}
+FLASH = {"flash_attention_2": "flash_attn", "flash_attention_3": "flash_attn_interface"}
+PACKED_OK = ("sdpa", "eager")
+GPU_ROLLOUTS = ("vllm", "sglang", "trtllm")
+
+_PROBE_TOOL = {"type": "function", "function": {
+    "name": "prove_preflight_probe", "description": "Look up the probe record for preflight_marker_7f3.",
+    "parameters": {"type": "object", "properties": {
+        "record_id": {"type": "string", "description": "Probe record id."}}, "required": ["record_id"]}}}
+_PROBE_ARGS = {"record_id": "REC-4242"}
+
+
+def _parse(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("null", "none", "~"):
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text.strip().strip("'\"")
+
+
+def setting(verl_overrides: Any, key: str) -> Any:
+    """One setting of ``verl_overrides`` (mapping, ``key=value`` list, or composed config), or
+    VERL's default when it is not there."""
+    if isinstance(verl_overrides, Mapping) and not hasattr(verl_overrides, "_get_node"):
+        for k in (key, "+" + key, "++" + key):
+            if k in verl_overrides:
+                return verl_overrides[k]
+        node: Any = verl_overrides
+        for part in key.split("."):  # a nested dict
+            if not isinstance(node, Mapping) or part not in node:
+                return DEFAULTS.get(key)
+            node = node[part]
+        return node
+    if isinstance(verl_overrides, Sequence) and not isinstance(verl_overrides, str):
+        found = DEFAULTS.get(key)
+        for item in verl_overrides:
+            k, sep, v = str(item).partition("=")
+            if sep and k.lstrip("+") == key:
+                found = _parse(v)
+        return found
+    from omegaconf import OmegaConf
+
+    value = OmegaConf.select(verl_overrides, key, default=DEFAULTS.get(key))
+    return OmegaConf.to_container(value, resolve=True) if OmegaConf.is_config(value) else value
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def check_attention(verl_overrides: Any, *, has_gpu: bool) -> str:
+    """The attention implementation the actor will load with; ValueError if this machine cannot
+    run it or it would let packed sequences attend across each other."""
+    impl = setting(verl_overrides, ATTN_KEY) or DEFAULTS[ATTN_KEY]
+    rmpad = bool(setting(verl_overrides, RMPAD_KEY))
+    sp = int(setting(verl_overrides, SP_KEY) or 1)
+    fix = f"set +{ATTN_KEY}=sdpa (VERL's schema has no such key, so it is added with '+')"
+    if impl in FLASH:
+        if not has_gpu:
+            raise ValueError(f"{ATTN_KEY}={impl} needs a CUDA GPU and this machine has none; {fix}")
+        if not _importable(FLASH[impl]):
+            raise ValueError(
+                f"{ATTN_KEY}={impl} needs the {FLASH[impl]!r} package, which is not installed (the gpu "
+                f"extra does not install it): pip install flash-attn==2.8.3 --no-build-isolation "
+                f"(VERL's install docs), or {fix}")
+        return impl
+    if impl not in PACKED_OK:
+        raise ValueError(f"{ATTN_KEY}={impl!r} is not one VERL's FSDP actor can run packed rows with; "
+                         f"use one of {sorted([*FLASH, *PACKED_OK])}")
+    if sp > 1:
+        raise ValueError(f"{SP_KEY}={sp} (Ulysses) needs flash attention, but {ATTN_KEY}={impl}; "
+                         f"set {SP_KEY}=1 or install flash-attn and use flash_attention_2")
+    if rmpad:
+        import transformers.masking_utils as masking
+
+        if not hasattr(masking, "find_packed_sequence_indices"):
+            raise ValueError(
+                f"{RMPAD_KEY}=true packs sequences into one row, and this transformers "
+                f"({getattr(__import__('transformers'), '__version__', '?')}) cannot keep packed "
+                f"sequences apart under {impl}: set {RMPAD_KEY}=false or use flash_attention_2")
+    return impl
+
+
+def _tokenizer(tokenizer_or_model_path: Any) -> Any:
+    if hasattr(tokenizer_or_model_path, "apply_chat_template"):
+        return tokenizer_or_model_path
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(str(tokenizer_or_model_path), trust_remote_code=True)
+    except (OSError, ValueError) as exc:
+        where = "local folder" if Path(str(tokenizer_or_model_path)).exists() else "model id"
+        raise ValueError(f"cannot load the tokenizer of {where} {tokenizer_or_model_path!r} to check its "
+                         f"chat template: {exc}") from exc
+
+
+def check_chat_template(tokenizer_or_model_path: Any, verl_overrides: Any = None) -> str:
+    """Render one offered tool and one call through the model's chat template; ValueError unless
+    both appear (in hermes form under ``multi_turn.format=hermes``). Returns the rendering."""
+    tok = _tokenizer(tokenizer_or_model_path)
+    template = setting(verl_overrides or {}, TEMPLATE_KEY)
+    kwargs = dict(setting(verl_overrides or {}, TEMPLATE_KWARGS_KEY) or {})
+    fmt = setting(verl_overrides or {}, FORMAT_KEY) or "hermes"
+    call = {"name": _PROBE_TOOL["function"]["name"], "arguments": _PROBE_ARGS}
+    messages = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Look up record REC-4242."},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "call_0", "type": "function", "function": call}]},
+        {"role": "tool", "tool_call_id": "call_0", "name": call["name"], "content": '{"found": true}'},
+    ]
+    name = getattr(tok, "name_or_path", "") or str(tokenizer_or_model_path)
+    fix = (f"give the model a tool-aware template: set {TEMPLATE_KEY} to one (e.g. prove.train."
+           "chat_template.HERMES_CHATML_TEMPLATE for ChatML models) or use the model's instruct "
+           "tokenizer")
+    try:
+        text = tok.apply_chat_template(messages, tools=[_PROBE_TOOL], tokenize=False,
+                                       chat_template=template, **kwargs)
+    except Exception as exc:  # a template that cannot render tools at all raises inside jinja
+        raise ValueError(f"the chat template of {name!r} fails on a conversation with tools and a "
+                         f"tool call ({type(exc).__name__}: {exc}); {fix}") from exc
+    if not isinstance(text, str):
+        raise ValueError(f"the chat template of {name!r} did not render text; {fix}")
+    missing = []
+    if "preflight_marker_7f3" not in text:
+        missing.append("the offered tool's schema (its description)")
+    if '"record_id"' not in text or "Probe record id." not in text:
+        missing.append("the offered tool's parameters")
+    if "REC-4242" not in text.split("Look up record REC-4242.", 1)[-1]:
+        missing.append("the assistant's tool call arguments")
+    if text.count(call["name"]) < 2:
+        missing.append("the assistant's tool call name")
+    if fmt == "hermes" and not ("<tool_call>" in text and "</tool_call>" in text):
+        missing.append("<tool_call>...</tool_call> around the call (multi_turn.format=hermes parses that)")
+    if missing:
+        raise ValueError(f"the chat template of {name!r} does not render {', '.join(missing)}: the "
+                         f"policy would never see the tools or learn the call format; {fix}")
+    return text
+
+
+def preflight(verl_overrides: Any, tokenizer_or_model_path: Any, *, has_gpu: bool | None = None) -> None:
+    """Stop before any GPU work with what to change (ValueError): the attention implementation
+    this machine cannot run (or one that mixes packed sequences), a GPU rollout engine on a
+    machine without a GPU, a chat template that does not render tools and tool calls.
+    ``has_gpu=None`` asks torch."""
+    if has_gpu is None:
+        import torch
+
+        has_gpu = bool(torch.cuda.is_available())
+    rollout = setting(verl_overrides, ROLLOUT_KEY)
+    if rollout in GPU_ROLLOUTS and not has_gpu:
+        raise ValueError(f"{ROLLOUT_KEY}={rollout} needs a GPU and this machine has none; run the "
+                         "CPU profile (its rollout stands in for vLLM) or move to a GPU machine")
+    check_attention(verl_overrides, has_gpu=has_gpu)
+    check_chat_template(tokenizer_or_model_path, verl_overrides)
