@@ -13,10 +13,34 @@ from collections import Counter
 __all__ = ["main"]
 
 
+TOKEN_ENV = "PROVE_ENV_TOKEN"  # the same name prove.env.launch and prove.env.client read
+MIN_TOKEN = 16
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a name other than localhost may resolve anywhere
+        return False
+
+
 def _serve(args: argparse.Namespace) -> int:
+    import os
+
     from prove.env.hub import Hub
 
-    hub = Hub(max_episodes=args.max_episodes, idle_seconds=args.idle_seconds)
+    for flag, value, low in (("--max-prefix", args.max_prefix, 0), ("--max-body", args.max_body, 1),
+                             ("--max-control-body", args.max_control_body, 1),
+                             ("--max-episodes", args.max_episodes, 1)):
+        if value < low:
+            print(f"{flag} must be >= {low}, got {value}", file=sys.stderr)
+            return 2
+    hub = Hub(max_episodes=args.max_episodes, idle_seconds=args.idle_seconds,
+              busy_seconds=args.busy_seconds, max_prefix=args.max_prefix)
     if args.stdio:
         from prove.env.transports import run_stdio
 
@@ -26,26 +50,45 @@ def _serve(args: argparse.Namespace) -> int:
             return 2
         run_stdio(args.stdio, hub)
         return 0
+    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV, "")
+    if token and len(token) < MIN_TOKEN:
+        print(f"the token must be at least {MIN_TOKEN} characters (got {len(token)}); make one with "
+              "python -c 'import secrets; print(secrets.token_urlsafe(24))'", file=sys.stderr)
+        return 2
+    if not token and not _is_loopback(args.host):
+        print(f"refusing to serve on {args.host!r} without a token: off loopback anyone who can reach "
+              f"the port could read and rewrite every episode. Set {TOKEN_ENV} (or --token) to a "
+              "secret of 16+ characters; clients send it as 'Authorization: Bearer <token>' "
+              f"(EnvClient reads {TOKEN_ENV})", file=sys.stderr)
+        return 2
+    hosts = [h.strip() for group in args.allow_host for h in group.split(",") if h.strip()]
     if args.workers > 1:
         from prove.env.launch import supervise_workers
 
         passthrough = ["--max-episodes", str(args.max_episodes), "--idle-seconds",
-                       str(args.idle_seconds), "--log-level", args.log_level]
+                       str(args.idle_seconds), "--busy-seconds", str(args.busy_seconds),
+                       "--max-prefix", str(args.max_prefix), "--max-body", str(args.max_body),
+                       "--max-control-body", str(args.max_control_body), "--log-level", args.log_level]
+        passthrough += [f"--allow-host={h}" for h in hosts]
         if args.servers:
             passthrough += ["--servers", args.servers]
-        return supervise_workers(args.workers, args.host, args.port, passthrough)
+        # The token travels in the environment, never on a command line other users can read.
+        worker_env = {**os.environ, TOKEN_ENV: token} if token else None
+        return supervise_workers(args.workers, args.host, args.port, passthrough, worker_env=worker_env)
     import uvicorn
 
     from prove.env.transports import build_http_app
 
     servers = args.servers.split(",") if args.servers else None
     try:
-        app = build_http_app(hub, servers)
+        app = build_http_app(hub, servers, allowed_hosts=hosts, token=token or None,
+                             max_body=args.max_body, max_control_body=args.max_control_body)
     except KeyError as exc:
         print(exc.args[0], file=sys.stderr)
         return 2
     print(f"PROVE: {len(servers or hub.registry.servers)} servers at "
-          f"http://{args.host}:{args.port}/<server>/mcp", file=sys.stderr, flush=True)
+          f"http://{args.host}:{args.port}/<server>/mcp"
+          f"{' (bearer token required)' if token else ''}", file=sys.stderr, flush=True)
     # Long keep-alive: RL clients hold pooled connections across slow steps; a server-side close
     # racing a reused connection would surface as a spurious transport error.
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
@@ -90,17 +133,33 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="serve the MCP servers (streamable HTTP, or stdio for one)")
-    serve.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
+    serve.add_argument("--host", default="127.0.0.1",
+                       help="bind address (default: loopback only; any other needs a token)")
     serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
     serve.add_argument("--workers", type=int, default=1,
                        help="N independent processes on ports PORT..PORT+N-1; clients route an "
                             "episode to one by a stable hash of its id")
     serve.add_argument("--servers", default="", help="comma-separated subset (default: all)")
     serve.add_argument("--stdio", metavar="NAME", default="", help="serve one server over stdio")
+    serve.add_argument("--token", default=None,
+                       help=f"bearer token every route requires (default: ${TOKEN_ENV}; prefer the "
+                            "variable, a flag is visible to other users); required off loopback")
+    serve.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                       help="a Host/Origin name to accept besides 127.0.0.1, localhost and ::1 "
+                            "(repeatable or comma-separated; '*' accepts any)")
     serve.add_argument("--max-episodes", type=int, default=200_000,
-                       help="open-episode cap; least recently used are evicted beyond it")
+                       help="open-episode cap; least recently used idle ones are evicted beyond it")
     serve.add_argument("--idle-seconds", type=float, default=1800.0,
                        help="episodes idle this long expire")
+    serve.add_argument("--busy-seconds", type=float, default=60.0,
+                       help="an episode called within this many seconds is in use and never "
+                            "evicted; at the cap with all in use, new episodes are refused (503)")
+    serve.add_argument("--max-prefix", type=int, default=1024,
+                       help="most calls one episode prefix may replay (default 1024)")
+    serve.add_argument("--max-body", type=int, default=1 << 20,
+                       help="byte cap on one /<server>/mcp request body (default 1 MiB)")
+    serve.add_argument("--max-control-body", type=int, default=4 << 20,
+                       help="byte cap on one /control/ request body (default 4 MiB)")
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     serve.set_defaults(fn=_serve)
 

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prove.env import DEFAULT_EPISODE, EpisodeError, Hub, load_registry
+from prove.env.hub import EpisodeLost
 from prove.env.sampling import ValuePool, random_calls
 
 REG = load_registry()
@@ -88,14 +89,49 @@ def test_idle_episodes_expire() -> None:
     assert hub.is_open("young") and not hub.is_open("new")
 
 
-def test_cap_evicts_least_recently_used() -> None:
-    hub = Hub(max_episodes=3)
+def test_cap_evicts_least_recently_used_idle_episode_and_its_next_call_says_so() -> None:
+    clock = FakeClock()
+    hub = Hub(max_episodes=3, busy_seconds=5, clock=clock)
     for e in "abc":
         hub.open(e, 0)
+    clock.t = 10
     hub.call("get_customer", {"customer_id": "CUS-0001"}, episode_id="a")  # a becomes most recent
     hub.open("d", 0)
     assert [e for e in "abcd" if hub.is_open(e)] == ["a", "c", "d"]
     assert hub.store.evicted == 1
+    with pytest.raises(EpisodeLost, match=r"'b' was evicted: the server keeps at most 3 open episodes"):
+        hub.call("get_customer", {"customer_id": "CUS-0001"}, episode_id="b")
+    assert not hub.is_open("b")  # the refused call ran nothing and opened nothing
+    with pytest.raises(EpisodeLost, match="not open on this server"):
+        hub.call("get_customer", {"customer_id": "CUS-0001"}, episode_id="b", resume=True)
+
+
+def test_episodes_in_use_are_never_evicted_a_new_one_is_refused_instead() -> None:
+    clock = FakeClock()
+    hub = Hub(max_episodes=2, busy_seconds=5, clock=clock)
+    hub.open("a", 0)
+    hub.open("b", 0)
+    hashes = {e: hub.server_hash(e, "banking") for e in "ab"}
+    clock.t = 4  # both used within the last 5 s
+    with pytest.raises(EpisodeError, match="cap of 2 open episodes .* every one is in use"):
+        hub.open("c", 0)
+    assert [hub.is_open(e) for e in "abc"] == [True, True, False]
+    assert {e: hub.server_hash(e, "banking") for e in "ab"} == hashes and hub.store.evicted == 0
+    hub.store.get("a").pins = 1  # a request in flight on a, however old its last call
+    clock.t = 100
+    hub.open("c", 0)
+    assert [hub.is_open(e) for e in "abc"] == [True, False, True]
+
+
+def test_expired_episode_is_reported_not_silently_reseeded() -> None:
+    clock = FakeClock()
+    hub = Hub(idle_seconds=10, clock=clock)
+    hub.open("x", 0)
+    clock.t = 20
+    assert hub.store.expire() == 1
+    with pytest.raises(EpisodeLost, match=r"'x' expired after more than 10 s idle"):
+        hub.call("get_customer", {"customer_id": "CUS-0001"}, episode_id="x")
+    assert not hub.is_open("x")
 
 
 def test_prefix_replays_earlier_calls() -> None:

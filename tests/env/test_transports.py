@@ -203,8 +203,9 @@ def test_control_surface_errors_and_hidden_from_tool_list(env_server) -> None:
                 assert not res.is_error and res.structured_content["customer_id"] == "CUS-0001"
 
     asyncio.run(run())
-    bad = httpx2.post(f"{env_server.url}/control/episodes", content=b"nope", timeout=5)
-    assert bad.status_code == 400 and "error" in bad.json()
+    bad = httpx2.post(f"{env_server.url}/control/episodes", content=b"nope", timeout=5,
+                      headers={"Content-Type": "application/json"})
+    assert bad.status_code == 400 and "not JSON" in bad.json()["error"]
 
 
 def test_client_reports_an_unreachable_server_clearly() -> None:

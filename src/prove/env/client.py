@@ -8,9 +8,15 @@
 
 Each call is one self-contained MCP 2026-07-28 `tools/call` POST (no session, no handshake) over a
 pooled HTTP connection, with the episode in `_meta`. With several workers (`prove serve --workers N`)
-an episode is routed to one worker by a stable hash of its id. An `EpisodeHandle` keeps its call log:
-if the server dies and comes back, the handle rebuilds the episode by replaying the log (state is a
-pure function of seed + calls) and then finishes the call it was making.
+an episode is routed to one worker by a stable hash of its id. The bearer token (`token=`, default
+$PROVE_ENV_TOKEN) goes with every request.
+
+An `EpisodeHandle` keeps its call log. Its first call carries seed + prefix (a prefix that spans
+servers is opened through `/control/episodes` first); later calls carry `_meta.resume`, so a
+server that lost the episode (evicted, expired, restarted) refuses the call instead of reseeding
+it. On that refusal, or if the server dies and comes back, the handle rebuilds the episode by
+replaying prefix + log (state is a pure function of seed + calls; each replayed call must come out
+as logged) and then finishes the call it was making.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import hashlib
 import itertools
 import json
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,10 +34,15 @@ import httpx2
 from mcp.types import CallToolResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from prove.env.hub import EpisodeError, check_episode_id
+from prove.env.launch import TOKEN_ENV
+
 __all__ = [
-    "EnvClient", "EpisodeHandle", "EnvClientError", "EnvUnavailable", "logged_from_result",
-    "worker_urls",
+    "EnvClient", "EpisodeHandle", "EnvClientError", "EnvUnavailable", "EpisodeLostError",
+    "logged_from_result", "worker_urls",
 ]
+
+EPISODE_LOST_CODE = -32010  # prove.env.transports.EPISODE_LOST_CODE (not imported: no server deps)
 
 logging.getLogger("httpx2").setLevel(logging.WARNING)
 
@@ -43,7 +55,18 @@ _ENVELOPE = {
 
 
 class EnvClientError(RuntimeError):
-    """The environment refused a request (protocol or control error) or timed out."""
+    """The environment refused a request (protocol or control error) or timed out.
+
+    `status` is the HTTP status of a refusal (0 when there was no HTTP answer).
+    """
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class EpisodeLostError(EnvClientError):
+    """The server no longer holds the episode (evicted, expired or restarted); the call did not run."""
 
 
 class EnvUnavailable(EnvClientError):
@@ -76,6 +99,7 @@ class EnvClient:
         *,
         timeout: float = 30.0,
         max_connections: int = 256,
+        token: str | None = None,
     ) -> None:
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
         if not urls:
@@ -83,6 +107,7 @@ class EnvClient:
         self.urls = [u.rstrip("/") for u in urls]
         self.timeout = timeout
         self.max_connections = max_connections
+        self.token = token if token is not None else os.environ.get(TOKEN_ENV) or None
         self.routes: dict[str, str] = {}
         self._http: httpx2.AsyncClient | None = None
         self._ids = itertools.count(1)
@@ -90,6 +115,7 @@ class EnvClient:
     async def __aenter__(self) -> EnvClient:
         self._http = httpx2.AsyncClient(
             timeout=httpx2.Timeout(self.timeout),
+            headers={"Authorization": f"Bearer {self.token}"} if self.token else None,
             limits=httpx2.Limits(
                 max_connections=self.max_connections,
                 max_keepalive_connections=self.max_connections,
@@ -119,22 +145,26 @@ class EnvClient:
     def episode(
         self, episode_id: str, seed: int = 0, prefix: Sequence[Mapping[str, Any]] | None = None
     ) -> EpisodeHandle:
-        return EpisodeHandle(self, episode_id, seed, list(prefix or []))
+        return EpisodeHandle(self, _episode_id(episode_id), seed, list(prefix or []))
 
     async def open(
         self, episode_id: str, seed: int = 0, prefix: Sequence[Mapping[str, Any]] | None = None
-    ) -> list[dict[str, Any]]:
-        body = {"episode_id": episode_id, "seed": seed, "prefix": list(prefix or [])}
+    ) -> dict[str, Any]:
+        """Open an episode and replay `prefix`: `{"episode_id", "seed", "prefix_calls"}`.
+
+        Every prefix call must come out as its `"ok"` says (default true), else the open fails.
+        """
+        body = {"episode_id": _episode_id(episode_id), "seed": seed, "prefix": list(prefix or [])}
         url = self.url_for(episode_id)
-        return (await self._control(url, "POST", "/control/episodes", body))["prefix"]
+        return await self._control(url, "POST", "/control/episodes", body)
 
     async def close(self, episode_id: str) -> bool:
-        url = self.url_for(episode_id)
+        url = self.url_for(_episode_id(episode_id))
         return (await self._control(url, "DELETE", f"/control/episodes/{episode_id}"))["closed"]
 
     async def state_hash(self, episode_id: str, servers: Sequence[str] | None = None) -> str:
         query = f"?servers={','.join(servers)}" if servers else ""
-        url = self.url_for(episode_id)
+        url = self.url_for(_episode_id(episode_id))
         return (await self._control(url, "GET", f"/control/episodes/{episode_id}/hash{query}"))["hash"]
 
     async def call(
@@ -145,14 +175,29 @@ class EnvClient:
         episode_id: str,
         seed: int = 0,
         prefix: Sequence[Mapping[str, Any]] | None = None,
+        resume: bool = False,
     ) -> dict[str, Any]:
-        """Call a tool in an episode; a tool error comes back as a logged call with ok=False."""
+        """Call a tool in an episode; a tool error comes back as a logged call with ok=False.
+
+        `prefix` opens the episode lazily if it is not open (through `/control/episodes` first
+        when it calls other servers' tools). `resume=True` says calls were already made in this
+        episode: if the server lost it, `EpisodeLostError` is raised and nothing runs.
+        """
         args = dict(arguments or {})
         # An unknown tool still goes to a server, so the caller gets its "did you mean" message.
         server = self.routes.get(name) or next(iter(self.routes.values()))
-        meta: dict[str, Any] = {"episode_id": episode_id, "seed": seed, **_ENVELOPE}
-        if prefix:
-            meta["prefix"] = list(prefix)
+        meta: dict[str, Any] = {"episode_id": _episode_id(episode_id), "seed": seed, **_ENVELOPE}
+        if resume:
+            meta["resume"] = True
+        elif prefix:
+            if all(self.routes.get(c.get("name")) == server for c in prefix):
+                meta["prefix"] = list(prefix)
+            else:  # a per-server endpoint only replays its own tools
+                try:
+                    await self.open(episode_id, seed, prefix)
+                except EnvClientError as exc:
+                    if exc.status != 409:  # 409: already open, as the caller meant
+                        raise
         request_id = next(self._ids)
         body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
                 "params": {"_meta": meta, "name": name, "arguments": args}}
@@ -163,9 +208,16 @@ class EnvClient:
         try:
             message = response.json()
         except ValueError as exc:
-            raise EnvClientError(f"{name}: non-JSON reply ({response.status_code})") from exc
-        if "error" in message:
-            raise EnvClientError(f"{name} in episode {episode_id!r}: {message['error'].get('message')}")
+            raise EnvClientError(f"{name}: non-JSON reply ({response.status_code})",
+                                 response.status_code) from exc
+        error = message.get("error") if isinstance(message, dict) else None
+        if isinstance(error, str):  # refused before MCP (token, Host, size): {"error": "..."}
+            raise EnvClientError(f"{name} in episode {episode_id!r}: {error}", response.status_code)
+        if error is not None:
+            data = error.get("data") if isinstance(error.get("data"), dict) else {}
+            kind = EpisodeLostError if error.get("code") == EPISODE_LOST_CODE else EnvClientError
+            raise kind(f"{name} in episode {episode_id!r}: {error.get('message')}",
+                       int(data.get("status", response.status_code)))
         return logged_from_result(name, args, CallToolResult.model_validate(message["result"]))
 
     # -- plumbing --------------------------------------------------------------------------
@@ -193,9 +245,11 @@ class EnvClient:
         try:
             data = response.json()
         except ValueError as exc:
-            raise EnvClientError(f"{method} {path}: non-JSON reply ({response.status_code})") from exc
+            raise EnvClientError(f"{method} {path}: non-JSON reply ({response.status_code})",
+                                 response.status_code) from exc
         if response.status_code >= 400:
-            raise EnvClientError(f"{method} {path}: {data.get('error', data)}")
+            detail = data.get("error", data) if isinstance(data, dict) else data
+            raise EnvClientError(f"{method} {path}: {detail}", response.status_code)
         return data
 
 
@@ -215,20 +269,30 @@ class EpisodeHandle:
         self.reconnect_seconds = reconnect_seconds
         self.log: list[dict[str, Any]] = []
         self.rebuilds = 0
+        self._rebuilt = False
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
         for attempt in range(4):
             try:
-                logged = await self.env.call(
-                    name, arguments, episode_id=self.episode_id, seed=self.seed, prefix=self.prefix
-                )
+                if self.log or self._rebuilt:  # the server must still hold what we built
+                    logged = await self.env.call(name, arguments, episode_id=self.episode_id,
+                                                 seed=self.seed, resume=True)
+                else:
+                    logged = await self.env.call(name, arguments, episode_id=self.episode_id,
+                                                 seed=self.seed, prefix=self.prefix)
                 break
-            except EnvUnavailable:
+            except (EnvUnavailable, EpisodeLostError):
                 if attempt == 3:
                     raise
                 await self.rebuild()
         self.log.append(logged)
         return logged
+
+    def replay_calls(self) -> list[dict[str, Any]]:
+        """Prefix + logged calls to known tools, each with the outcome it must reproduce."""
+        logged = [{"name": c["name"], "arguments": c["arguments"], "ok": bool(c["ok"])}
+                  for c in self.log if c.get("name") in self.env.routes]
+        return [*self.prefix, *logged]
 
     async def rebuild(self) -> None:
         """Wait for the server, then recreate this episode from seed + prefix + its call log.
@@ -238,12 +302,13 @@ class EpisodeHandle:
         """
         deadline = asyncio.get_running_loop().time() + self.reconnect_seconds
         delay = 0.05
-        replay = [*self.prefix, *({"name": c["name"], "arguments": c["arguments"]} for c in self.log)]
+        replay = self.replay_calls()
         while True:
             try:
                 await self.env.close(self.episode_id)
                 await self.env.open(self.episode_id, self.seed, replay)
                 self.rebuilds += 1
+                self._rebuilt = True
                 return
             except EnvUnavailable:
                 if asyncio.get_running_loop().time() > deadline:
@@ -256,3 +321,10 @@ class EpisodeHandle:
 
     async def close(self) -> bool:
         return await self.env.close(self.episode_id)
+
+
+def _episode_id(episode_id: str) -> str:
+    try:
+        return check_episode_id(episode_id)
+    except EpisodeError as exc:
+        raise EnvClientError(str(exc), 400) from None

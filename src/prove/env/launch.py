@@ -2,6 +2,9 @@
 
     with EnvServer() as server:          # tests, notebooks, the training launcher
         url = server.url                 # http://127.0.0.1:<port>
+
+`token` (default: $PROVE_ENV_TOKEN) is handed to the server in its environment, never on its
+command line, and sent by the health probe; `EnvClient` reads the same variable.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-__all__ = ["EnvServer", "free_port", "wait_until_up", "stop_child", "supervise_workers"]
+__all__ = ["EnvServer", "free_port", "wait_until_up", "stop_child", "supervise_workers", "TOKEN_ENV"]
+
+TOKEN_ENV = "PROVE_ENV_TOKEN"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -27,15 +32,18 @@ def free_port(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
-def wait_until_up(url: str, timeout: float = 60.0, proc: subprocess.Popen | None = None) -> None:
-    """Poll `url` until it answers 200; fail early if `proc` exits."""
+def wait_until_up(
+    url: str, timeout: float = 60.0, proc: subprocess.Popen | None = None, token: str | None = None
+) -> None:
+    """Poll `url` until it answers 200 (sending `token` as a bearer token); fail early if `proc` exits."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     deadline = time.monotonic() + timeout
     last: Exception | None = None
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"server process exited with code {proc.returncode} before answering {url}")
         try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=2) as resp:
                 if resp.status == 200:
                     return
         except OSError as exc:
@@ -71,8 +79,10 @@ class EnvServer:
         extra_args: Sequence[str] = (),
         startup_timeout: float = 60.0,
         workers: int = 1,
+        token: str | None = None,
     ) -> None:
         self.host, self.port = host, port or free_port(host)
+        self.token = token if token is not None else os.environ.get(TOKEN_ENV) or None
         self.workers = workers
         self.extra_args = list(extra_args)
         self.startup_timeout = startup_timeout
@@ -92,11 +102,14 @@ class EnvServer:
         cmd = [sys.executable, "-m", "prove", "serve", "--host", self.host,
                "--port", str(self.port), "--workers", str(self.workers), *self.extra_args]
         self._log = tempfile.TemporaryFile()  # a file, not a pipe: a chatty server never blocks
-        self.proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                                     stdout=subprocess.DEVNULL, stderr=self._log)
+        env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}
+        env["PYTHONUNBUFFERED"] = "1"
+        if self.token:
+            env[TOKEN_ENV] = self.token
+        self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=self._log)
         try:
             for url in self.urls:
-                wait_until_up(url + "/control/health", self.startup_timeout, self.proc)
+                wait_until_up(url + "/control/health", self.startup_timeout, self.proc, self.token)
         except Exception:
             err = self.stop()
             raise RuntimeError(f"prove serve failed to start: {err[-2000:]}") from None
@@ -122,7 +135,12 @@ class EnvServer:
 
 
 def supervise_workers(
-    workers: int, host: str, port: int, worker_args: Sequence[str] = (), poll_seconds: float = 0.5
+    workers: int,
+    host: str,
+    port: int,
+    worker_args: Sequence[str] = (),
+    poll_seconds: float = 0.5,
+    worker_env: Mapping[str, str] | None = None,
 ) -> int:
     """Run `workers` independent `prove serve` processes on ports port..port+workers-1.
 
@@ -141,7 +159,7 @@ def supervise_workers(
     def spawn(i: int) -> subprocess.Popen:
         cmd = [sys.executable, "-m", "prove", "serve", "--host", host, "--port", str(port + i),
                *worker_args]
-        return subprocess.Popen(cmd)
+        return subprocess.Popen(cmd, env=None if worker_env is None else dict(worker_env))
 
     procs = [spawn(i) for i in range(workers)]
     print(f"PROVE: {workers} workers at http://{host}:{port}..{port + workers - 1}", file=sys.stderr,

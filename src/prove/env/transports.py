@@ -3,39 +3,80 @@
     prove serve                      # every server over streamable HTTP at 127.0.0.1:8765/<server>/mcp
     prove serve --stdio banking      # one server over stdio, for desktop MCP clients
 
-The episode travels in the request's `_meta` (`episode_id`, `seed`, `prefix`); a call without it
-uses the default episode. Episode control (open/close/hash) lives under `/control/`, outside MCP,
-so a policy never sees it in its tool list.
+The episode travels in the request's `_meta` (`episode_id`, `seed`, `prefix`, `resume`); a call
+without it uses the default episode. Episode control (open/close/hash) lives under `/control/`,
+outside MCP, so a policy never sees it in its tool list.
+
+Safe by default (`Guard`, in front of every route): the Host header must name a loopback address
+(or a host given with `--allow-host`), so does an Origin header if present (DNS rebinding); a POST
+must be `application/json` (no form or text/plain request a web page can send without a
+preflight); its body has a size cap per route (`--max-body`, `--max-control-body`); with a token
+(`--token` / `PROVE_ENV_TOKEN`, required off loopback) every route needs `Authorization: Bearer`.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
+import logging
+from collections import deque
 from collections.abc import Iterable
 from contextlib import AsyncExitStack, asynccontextmanager
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
+from urllib.parse import urlsplit
 
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from prove.env.hub import EpisodeError, Hub
+from prove.env.hub import MAX_DEPTH, EpisodeError, EpisodeLost, Hub, nesting_depth
 
-__all__ = ["ProveMCPServer", "build_http_app", "run_stdio", "META_KEYS"]
+__all__ = [
+    "ProveMCPServer", "build_http_app", "run_stdio", "META_KEYS", "Guard", "LOOPBACK_HOSTS",
+    "MAX_BODY", "MAX_CONTROL_BODY", "EPISODE_LOST_CODE", "prove_version",
+]
 
-META_KEYS = ("episode_id", "seed", "prefix")
+logger = logging.getLogger(__name__)
+
+META_KEYS = ("episode_id", "seed", "prefix", "resume")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+MAX_BODY = 1 << 20
+"""Default cap on one `/<server>/mcp` request body: 1 MiB (`prove serve --max-body`)."""
+MAX_CONTROL_BODY = 4 << 20
+"""Default cap on one `/control/` request body: 4 MiB (`prove serve --max-control-body`)."""
+EPISODE_LOST_CODE = -32010
+"""JSON-RPC error code of a call to an episode that was evicted, expired or lost in a restart."""
+_INVALID_PARAMS = -32602
+
+
+def prove_version() -> str:
+    try:
+        return version("prove")
+    except PackageNotFoundError:  # a source tree on sys.path without an install
+        return "0+unknown"
 
 
 class ProveMCPServer(MCPServer):
-    """An MCP server exposing one PROVE server's tools; every call goes through `Hub.call`."""
+    """An MCP server exposing one PROVE server's tools; every call goes through `Hub.acall`.
+
+    It serves tools only: no prompts, resources or subscriptions are advertised or answered.
+    """
 
     def __init__(self, hub: Hub, server: str) -> None:
         spec = hub.registry.server(server)
-        super().__init__(server, instructions=spec.description)
+        super().__init__(server, instructions=spec.description, version=prove_version(),
+                         subscriptions=False)
+        handlers = self._lowlevel_server._request_handlers
+        for method in [m for m in handlers if m.startswith(("prompts/", "resources/"))]:
+            del handlers[method]
         self.hub, self.server_name = hub, server
         for t in spec.tools:
             self.add_tool(
@@ -64,16 +105,21 @@ class ProveMCPServer(MCPServer):
             except (AttributeError, ValueError, LookupError):
                 meta = {}
         try:
-            logged = self.hub.call(
+            resume = meta.get("resume", False)
+            if not isinstance(resume, bool):
+                raise EpisodeError(f"_meta.resume must be true or false, got {resume!r:.40}")
+            logged = await self.hub.acall(
                 name,
                 arguments,
                 episode_id=meta.get("episode_id"),
                 seed=meta.get("seed"),
                 prefix=meta.get("prefix"),
                 server=self.server_name,
+                resume=resume,
             )
-        except EpisodeError as exc:
-            return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        except EpisodeError as exc:  # the caller's episode handling, not the model's tool use
+            code = EPISODE_LOST_CODE if isinstance(exc, EpisodeLost) else _INVALID_PARAMS
+            raise MCPError(code, str(exc), {"status": exc.status}) from None
         if logged["ok"]:
             result = logged["result"]
             text = json.dumps(result, ensure_ascii=False)
@@ -83,23 +129,167 @@ class ProveMCPServer(MCPServer):
         return CallToolResult(content=[TextContent(type="text", text=logged["error"])], is_error=True)
 
 
-def _json_body(data: Any) -> dict[str, Any]:
+def _host_name(value: str) -> str:
+    """The host part of a Host header or authority, lower-cased, without brackets or port."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+class Guard:
+    """ASGI gate in front of every route: Host/Origin, bearer token, JSON-only POST, body caps.
+
+    A refused request gets a JSON `{"error": ...}` with 421 (Host), 403 (Origin), 401 (token),
+    415 (Content-Type) or 413 (body too large). A client that disconnects mid-body is logged in
+    one line and the app never sees the request.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        allowed_hosts: Iterable[str] = (),
+        token: str | None = None,
+        max_body: int = MAX_BODY,
+        max_control_body: int = MAX_CONTROL_BODY,
+    ) -> None:
+        extra = {_host_name(h) for h in allowed_hosts if h.strip()}
+        self.app = app
+        self.any_host = "*" in extra
+        self.hosts = frozenset(LOOPBACK_HOSTS) | (extra - {"*"})
+        self._auth = f"Bearer {token}".encode() if token else None
+        self.max_body, self.max_control_body = max_body, max_control_body
+        shown = sorted(self.hosts - set(LOOPBACK_HOSTS))
+        self._hosts_text = ", ".join([*LOOPBACK_HOSTS, *shown])
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        host = headers.get("host", "")
+        if not self.any_host and _host_name(host) not in self.hosts:
+            return await self._refuse(scope, receive, send, 421, (
+                f"Host {host!r:.100} is not allowed; this server answers to {self._hosts_text} "
+                "(add names with prove serve --allow-host)"))
+        origin = headers.get("origin")
+        if origin is not None and not self.any_host and (urlsplit(origin).hostname or "") not in self.hosts:
+            return await self._refuse(scope, receive, send, 403, (
+                f"Origin {origin!r:.100} is not allowed; only pages served from {self._hosts_text} "
+                "may call this server (add names with prove serve --allow-host)"))
+        if self._auth is not None:
+            given = headers.get("authorization", "").encode("latin-1", "replace")
+            if not hmac.compare_digest(given, self._auth):
+                return await self._refuse(scope, receive, send, 401, (
+                    "missing or wrong bearer token: send 'Authorization: Bearer <token>' with the "
+                    "token prove serve was started with (--token or PROVE_ENV_TOKEN)"),
+                    [(b"www-authenticate", b'Bearer realm="prove"')])
+        if scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype != "application/json":
+            return await self._refuse(scope, receive, send, 415, (
+                f"Content-Type must be application/json, got {ctype or 'none'!r:.60}"))
+        control = scope["path"].startswith("/control/")
+        limit = self.max_control_body if control else self.max_body
+        flag = "--max-control-body" if control else "--max-body"
+        too_large = (f"request body is larger than this route's limit of {limit} bytes "
+                     f"(prove serve {flag})")
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            return await self._refuse(scope, receive, send, 413, too_large)
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                logger.info("client disconnected after %d bytes of a POST %s body; request dropped",
+                            len(body), scope["path"])
+                return
+            body += message.get("body", b"")
+            if len(body) > limit:
+                return await self._refuse(scope, receive, send, 413, too_large)
+            if not message.get("more_body", False):
+                break
+        pending: deque[Message] = deque([{"type": "http.request", "body": bytes(body), "more_body": False}])
+
+        async def replay() -> Message:
+            return pending.popleft() if pending else await receive()
+
+        await self.app(scope, replay, send)
+
+    @staticmethod
+    async def _refuse(
+        scope: Scope, receive: Receive, send: Send, status: int, message: str,
+        headers: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        logger.info("refused %s %s: %d %s", scope.get("method"), scope.get("path"), status, message)
+        response = JSONResponse({"error": message}, status_code=status)
+        response.raw_headers.extend(headers or [])
+        await response(scope, receive, send)
+
+
+class BadBody(EpisodeError):
+    """A control request body that is not a JSON object of the documented fields."""
+
+
+_OPEN_FIELDS = ("episode_id", "seed", "prefix")
+
+
+async def _json_object(request: Request, fields: tuple[str, ...]) -> dict[str, Any]:
+    raw = await request.body()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadBody(f"request body is not valid UTF-8 (byte {exc.start}): send JSON text") from None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise BadBody(f"request body nests too deeply; the limit is {MAX_DEPTH} levels") from None
+    except json.JSONDecodeError as exc:
+        raise BadBody(f"request body is not JSON: {exc}") from None
     if not isinstance(data, dict):
-        raise EpisodeError("request body must be a JSON object")
+        raise BadBody(f"request body must be a JSON object with {', '.join(fields)}, "
+                      f"got {type(data).__name__}")
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise BadBody(f"unknown field(s) {', '.join(map(repr, unknown))}; valid fields: {', '.join(fields)}")
     return data
 
 
-def build_http_app(
-    hub: Hub, servers: Iterable[str] | None = None, *, allowed_hosts: list[str] | None = None
-) -> Starlette:
-    """One Starlette app mounting every server at `/<server>/mcp`, plus `/control/...` routes."""
-    names = list(servers) if servers is not None else list(hub.registry.servers)
-    security = (
-        TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts)
-        if allowed_hosts
-        else TransportSecuritySettings(enable_dns_rebinding_protection=False)
+def _sdk_security(hosts: Iterable[str], any_host: bool) -> TransportSecuritySettings:
+    """The SDK's own DNS-rebinding check, allowing exactly what `Guard` allows (defence in depth)."""
+    if any_host:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    names = [f"[{h}]" if ":" in h else h for h in hosts]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[p for n in names for p in (n, f"{n}:*")],
+        allowed_origins=[p for n in names for s in ("http", "https") for p in (f"{s}://{n}", f"{s}://{n}:*")],
     )
+
+
+def build_http_app(
+    hub: Hub,
+    servers: Iterable[str] | None = None,
+    *,
+    allowed_hosts: Iterable[str] = (),
+    token: str | None = None,
+    max_body: int = MAX_BODY,
+    max_control_body: int = MAX_CONTROL_BODY,
+) -> ASGIApp:
+    """One app mounting every server at `/<server>/mcp`, plus `/control/...`, behind `Guard`.
+
+    `allowed_hosts` adds Host/Origin names to the loopback ones (`"*"`: any); `token`, if set, is
+    required on every route as `Authorization: Bearer <token>`.
+    """
+    names = list(servers) if servers is not None else list(hub.registry.servers)
     mcps = {n: ProveMCPServer(hub, n) for n in names}
+    guard_args = dict(allowed_hosts=list(allowed_hosts), token=token, max_body=max_body,
+                      max_control_body=max_control_body)
+    probe = Guard(lambda *a: None, **guard_args)  # type: ignore[arg-type]
+    security = _sdk_security(probe.hosts, probe.any_host)
     routes: list[Any] = [
         Mount(
             f"/{n}",
@@ -108,18 +298,23 @@ def build_http_app(
                 json_response=True,
                 stateless_http=True,
                 transport_security=security,
+                max_request_body_size=max_body,
             ),
         )
         for n, s in mcps.items()
     ]
 
-    def error(exc: Exception, status: int = 400) -> JSONResponse:
-        return JSONResponse({"error": str(exc)}, status_code=status)
+    def error(exc: EpisodeError | KeyError) -> JSONResponse:
+        status = exc.status if isinstance(exc, EpisodeError) else 400
+        text = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        return JSONResponse({"error": text}, status_code=status)
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse(
-            {"ok": True, "servers": names, "tools": sum(len(hub.registry.server(n).tools) for n in names),
-             "episodes": len(hub.store)}
+            {"ok": True, "version": prove_version(), "servers": names,
+             "tools": sum(len(hub.registry.server(n).tools) for n in names),
+             "episodes": len(hub.store), "max_episodes": hub.store.max_episodes,
+             "max_prefix": hub.max_prefix, "max_body": max_body, "max_control_body": max_control_body}
         )
 
     async def tools(request: Request) -> JSONResponse:
@@ -129,23 +324,28 @@ def build_http_app(
 
     async def open_episode(request: Request) -> JSONResponse:
         try:
-            body = _json_body(await request.json())
-            logged = hub.open(body.get("episode_id"), body.get("seed", 0), body.get("prefix"))
-        except (EpisodeError, json.JSONDecodeError) as exc:
+            body = await _json_object(request, _OPEN_FIELDS)
+            if nesting_depth(body, MAX_DEPTH + 3) > MAX_DEPTH + 3:
+                raise BadBody(f"request body nests more than {MAX_DEPTH} levels deep inside its calls")
+            seed = body.get("seed", 0)
+            n = await hub.open_async(body.get("episode_id"), seed, body.get("prefix"))
+        except EpisodeError as exc:
             return error(exc)
-        return JSONResponse({"episode_id": body["episode_id"], "prefix": logged})
+        # No echo of the prefix's results: a failing call already failed the open.
+        return JSONResponse({"episode_id": body["episode_id"], "seed": seed, "prefix_calls": n})
 
     async def close_episode(request: Request) -> JSONResponse:
-        return JSONResponse({"closed": hub.close(request.path_params["episode_id"])})
+        try:
+            return JSONResponse({"closed": hub.close(request.path_params["episode_id"])})
+        except EpisodeError as exc:
+            return error(exc)
 
     async def episode_hash(request: Request) -> JSONResponse:
         raw = request.query_params.get("servers")
         servers_q = [s for s in raw.split(",") if s] if raw else None
         try:
             digest = hub.state_hash(request.path_params["episode_id"], servers_q)
-        except EpisodeError as exc:
-            return error(exc, 404)
-        except KeyError as exc:
+        except (EpisodeError, KeyError) as exc:
             return error(exc)
         return JSONResponse({"hash": digest})
 
@@ -153,8 +353,8 @@ def build_http_app(
         Route("/control/health", health, methods=["GET"]),
         Route("/control/tools", tools, methods=["GET"]),
         Route("/control/episodes", open_episode, methods=["POST"]),
-        Route("/control/episodes/{episode_id}", close_episode, methods=["DELETE"]),
-        Route("/control/episodes/{episode_id}/hash", episode_hash, methods=["GET"]),
+        Route("/control/episodes/{episode_id:path}/hash", episode_hash, methods=["GET"]),
+        Route("/control/episodes/{episode_id:path}", close_episode, methods=["DELETE"]),
     ]
 
     @asynccontextmanager
@@ -166,7 +366,7 @@ def build_http_app(
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.hub = hub
-    return app
+    return Guard(app, **guard_args)
 
 
 def run_stdio(server: str, hub: Hub | None = None) -> None:
