@@ -61,6 +61,12 @@ def _serve(args: argparse.Namespace) -> int:
               "secret of 16+ characters; clients send it as 'Authorization: Bearer <token>' "
               f"(EnvClient reads {TOKEN_ENV})", file=sys.stderr)
         return 2
+    import logging
+
+    handler = logging.StreamHandler()  # PROVE's own lines (refusals, dropped requests) at --log-level
+    handler.setFormatter(logging.Formatter("%(levelname)s:     %(name)s: %(message)s"))
+    logging.getLogger("prove").addHandler(handler)
+    logging.getLogger("prove").setLevel(args.log_level.upper())
     hosts = [h.strip() for group in args.allow_host for h in group.split(",") if h.strip()]
     if args.workers > 1:
         from prove.env.launch import supervise_workers
