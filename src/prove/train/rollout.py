@@ -149,7 +149,8 @@ def with_policy(verl_cfg: Any, path: str | Path) -> Any:
 
 def make_worker(verl_cfg: Any, llm: Any, *, reward: bool = True) -> AgentLoopWorker:
     """VERL's ``AgentLoopWorker`` for ``verl_cfg`` (its model path a local folder, see ``policy_dir``)
-    with ``llm`` as its LLM client and, with ``reward``, a real ``RewardLoopWorker`` in-process."""
+    with ``llm`` as its LLM client and, with ``reward``, a real ``RewardLoopWorker`` in-process.
+    Build it inside the event loop that will run it: VERL's workers bind the loop they start on."""
     handles = None
     if reward:
         from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
@@ -243,9 +244,9 @@ async def score_with_verl(verl_cfg: Any, tokenizer: Any, rows: Sequence[Mapping[
     → reward manager → ``reward.custom_reward_function``), the model folder being ``tokenizer``'s
     (``policy_dir``) when the config's model path is not a local folder."""
     with tempfile.TemporaryDirectory(prefix="prove-policy-") as tmp:
-        cfg = verl_cfg
-        if not Path(str(verl_cfg.actor_rollout_ref.model.path)).is_dir():
-            cfg = with_policy(verl_cfg, policy_dir(Path(tmp) / "policy", tokenizer))
+        model = Path(str(verl_cfg.actor_rollout_ref.model.path))
+        cfg = with_policy(verl_cfg, model if model.is_dir() else policy_dir(Path(tmp) / "policy", tokenizer))
+        cfg.actor_rollout_ref.rollout.multi_turn.tool_config_path = None  # scoring runs no tool
         worker = make_worker(cfg, llm=None)
         results = []
         for row, output in zip(rows, outputs, strict=True):
