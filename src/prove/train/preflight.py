@@ -18,9 +18,16 @@ row with ``attention_mask=None`` and position ids that restart at every sequence
   and CUDA: ``pip install flash-attn==2.8.3 --no-build-isolation``, as VERL's install docs do).
 * ``sdpa`` and ``eager`` are correct on packed rows only because transformers builds a
   block-diagonal causal mask from the restarting position ids (``masking_utils.
-  find_packed_sequence_indices``); a transformers without it would let packed sequences attend
-  to each other, so it is checked. They cost an O(tokens²) mask per micro-batch; Ulysses
+  find_packed_sequence_indices``, used when there is no attention mask and no KV cache: VERL's
+  FSDP engine calls the model with ``use_cache=False``); a transformers without it would let
+  packed sequences attend to each other, so it is checked (``tests/train/test_train_preflight.py``
+  compares packed and separate logits). They cost an O(tokens²) mask per micro-batch; Ulysses
   sequence parallelism needs flash attention.
+
+The documented choice for the paper profile: ``+actor_rollout_ref.model.override_config.
+attn_implementation=sdpa`` unless flash-attn is installed on the GPU machine (the ``gpu`` extra
+cannot install it: pip would build it in isolation, without torch, and its build fetches a
+prebuilt binary from outside the package registry).
 
 Template. The policy learns the call format its chat template teaches, and VERL's ``hermes`` parser
 reads ``<tool_call>{"name", "arguments"}</tool_call>``: a tiny conversation with one offered tool
