@@ -71,3 +71,14 @@ def test_reward_ablation_reaches_the_reward_through_verls_config(
     a = _score(prove, tokenizer, rows, padded)[0]
     b = _score(beta0, tokenizer, rows, padded)[0]
     assert b["budget"] < a["budget"] and b["efficiency"] < a["efficiency"]
+
+
+def test_parse_path_charges_blocks_verls_parser_drops() -> None:
+    """Without a call log (a loop other than prove_tool_agent), the text is parsed: a garbled or
+    cut-off block is an unparseable call, so an abstention turn with one scores 0."""
+    gt = json.dumps({"calls": [], "depends_on": []})
+    garbled = 'Sure.<tool_call>\n{"name": "transfer_funds", "arguments": {"amount": 5,}\n</tool_call>'
+    for text in (garbled, 'Sure.<tool_call>\n{"name": "transfer_fu'):
+        s = compute_score("prove", text, gt, {"tools": "[]"})
+        assert s["score"] == 0.0 and s["n_pred"] == 1 and s["n_unknown_name"] == 1
+    assert compute_score("prove", "I can't do that.", gt, {"tools": "[]"})["score"] == 1.0

@@ -14,7 +14,7 @@ from prove.reward.compose import score_turn
 from prove.reward.config import RewardConfig
 from prove.reward.parse import loads, parse_tool_calls
 
-TOOL_LOG_KEY = "tool_calls"  # the rollout's logged calls, appended by PROVE's VERL tool
+TOOL_LOG_KEY = "tool_calls"  # the rollout's call log, written by prove.train.agent_loop.ProveAgentLoop
 
 
 def _decoded(value: Any) -> Any:
@@ -33,7 +33,8 @@ def compute_score(
     """Score one VERL trajectory.
 
     Predicted calls come from ``extra_info["tool_calls"]`` (the live log, with outcomes) when the
-    key is present — an empty list means the policy made no call. Only when it is absent (or
+    key is present — ``ProveAgentLoop`` logs every ``<tool_call>`` block there, the ones VERL's
+    parser drops or never runs as failed calls, so an empty list means the policy made no call. Only when it is absent (or
     null) are ``<tool_call>`` blocks parsed from ``solution_str``; those have no live outcome,
     so they never earn validity's execution third. ``ground_truth`` is the turn's
     ``{"calls", "depends_on"}`` as a dict or a JSON string; offered schemas are
