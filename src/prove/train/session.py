@@ -39,20 +39,23 @@ _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, asyncio
 )
 
 
-async def _open(urls: list[str], timeout: float) -> EnvClient:
-    client = EnvClient(urls, timeout=timeout)
+async def _open(urls: list[str], timeout: float, token: str | None) -> EnvClient:
+    client = EnvClient(urls, timeout=timeout, token=token)
     await client.__aenter__()
     return client
 
 
-async def client_for(urls: Sequence[str], timeout: float = 30.0) -> EnvClient:
+async def client_for(urls: Sequence[str], timeout: float = 30.0, token: str | None = None) -> EnvClient:
     """The open ``EnvClient`` for these URLs on the running event loop (opened once, on first use;
-    concurrent first callers share the one opening)."""
+    concurrent first callers share the one opening). ``token``: the server's bearer token
+    (default: ``$PROVE_ENV_TOKEN``, read by ``EnvClient``)."""
     pool = _POOLS.setdefault(asyncio.get_running_loop(), {})
-    key = (tuple(urls), float(timeout))
+    key = (tuple(urls), float(timeout), token)
     task = pool.get(key)
+    if task is not None and task.done() and not task.cancelled() and task.exception() is None:
+        return task.result()  # the common case: no await, no shield
     if task is None:  # registered before any await: every other caller finds this task
-        task = pool[key] = asyncio.ensure_future(_open(list(urls), float(timeout)))
+        task = pool[key] = asyncio.ensure_future(_open(list(urls), float(timeout), token))
     try:
         return await asyncio.shield(task)
     except BaseException:
@@ -99,6 +102,7 @@ async def call_in_episode(
     spec: EpisodeSpec,
     replay: list[dict[str, Any]],
     timeout: float = 30.0,
+    token: str | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """Run one tool call in the trajectory's episode; return (text for the model, log entry).
 
@@ -106,13 +110,15 @@ async def call_in_episode(
     ``replay`` is this trajectory's list of executed calls: the client appends to it and replays
     it if the server restarted. A tool error is a normal result (``ok: false``, text
     ``Error: ...``); a timeout or an unreachable server is logged the same way, so the model is
-    told and the reward sees a failed call.
+    told and the reward sees a failed call. If the server lost the episode (evicted, expired,
+    restarted), the client rebuilds it from ``replay`` before the call runs.
     """
-    client = await client_for(urls, timeout)
+    client = await client_for(urls, timeout, token)
     handle = client.episode(episode_id, spec.seed, list(spec.prefix))
     handle.log = replay
     try:
-        logged = await asyncio.wait_for(handle.call(name, dict(arguments)), timeout)
+        async with _deadline(timeout):
+            logged = await handle.call(name, dict(arguments))
     except (TimeoutError, asyncio.TimeoutError):
         logged = {"name": name, "arguments": dict(arguments), "ok": False,
                   "error": f"the tool did not answer within {timeout:g}s"}
@@ -122,10 +128,27 @@ async def call_in_episode(
     return render(logged), log_entry(logged)
 
 
-async def close_episode(urls: Sequence[str], episode_id: str, timeout: float = 30.0) -> bool:
+def _deadline(seconds: float) -> Any:
+    """``asyncio.timeout`` (3.11+: no extra task per call), else a ``wait_for``-free stand-in."""
+    if hasattr(asyncio, "timeout"):
+        return asyncio.timeout(seconds)
+    return _NoDeadline()  # Python 3.10: the HTTP client's own timeout bounds each request
+
+
+class _NoDeadline:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+async def close_episode(
+    urls: Sequence[str], episode_id: str, timeout: float = 30.0, token: str | None = None
+) -> bool:
     """Close an episode on its server; False (and a warning) if it could not be closed."""
     try:
-        client = await client_for(urls, timeout)
+        client = await client_for(urls, timeout, token)
         return await client.close(episode_id)
     except EnvClientError as exc:  # the server's idle expiry reclaims it
         logger.warning("could not close PROVE episode %s: %s", episode_id, exc)
