@@ -33,6 +33,15 @@ bootstrap() {
   touch "$STAMP"
 }
 
+bootstrap_tau2() {
+  # τ²-bench is not on PyPI: when PROVE_TAU2_SOURCE names its v0.2.0 source (folder or tarball), install
+  # it once into $VENV without changing any installed package (prove.eval.tau2_install says how).
+  [[ -n "${PROVE_TAU2_SOURCE:-}" ]] || return 0
+  "$PY" -m prove.eval.tau2_install install "$PROVE_TAU2_SOURCE"
+  TAU2_DATA_DIR=$("$PY" -m prove.eval.tau2_install data-dir)
+  export TAU2_DATA_DIR
+}
+
 run_tests() {
   echo "==> ruff"
   "$VENV/bin/ruff" check .
@@ -68,6 +77,7 @@ run_notebooks() {
 }
 
 bootstrap
+bootstrap_tau2
 if [[ "${1:-}" == "test" ]]; then
   shift
   run_tests "$@"

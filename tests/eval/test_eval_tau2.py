@@ -1,4 +1,7 @@
-"""τ²-bench adapter: pass^k, result parsing and the run command (always); runs that need τ²-bench skip."""
+"""τ²-bench adapter: pass^k, result parsing, the run command and bad input (always); τ²-bench itself when installed.
+
+    .venv/bin/python -m pytest tests/eval/test_eval_tau2.py -q   # CI installs τ² (PROVE_TAU2_SOURCE)
+"""
 
 from __future__ import annotations
 
@@ -10,19 +13,34 @@ import pytest
 
 from prove.eval.base import Endpoint
 from prove.eval.tau2 import (
+    ALL_DOMAINS,
+    CRASH_LINE,
     DOMAINS,
+    INSTALL_HINT,
     Tau2,
     Tau2Config,
+    check_domain_data,
     is_successful,
     parse_results,
     pass_hat_k,
     score_results,
+    self_check,
     tau2_available,
+    tau2_data_dir,
     tau2_run_command,
     write_results,
 )
+from prove.eval.tau2_install import (
+    TAU2_DIST_VERSIONS,
+    Tau2SourceError,
+    check_source,
+    install,
+    read_stamp,
+)
 
 SAMPLE = Path(__file__).resolve().parents[2] / "data" / "eval" / "tau2" / "prove_sample_airline.json"
+TAU2_OK, TAU2_WHY = tau2_available()
+needs_tau2 = pytest.mark.skipif(not TAU2_OK, reason=TAU2_WHY)
 
 
 def test_pass_hat_k_is_the_hypergeometric_all_success_probability():
@@ -82,10 +100,32 @@ def test_run_command_points_the_agent_at_the_endpoint_and_records_the_user_model
                      user_llm_args={"api_base": "http://127.0.0.1:9000/v1", "temperature": 0.0})
     cmd = tau2_run_command(cfg, Endpoint("http://127.0.0.1:8000/v1", "Qwen/Qwen3-8B"), "telecom")
     assert cmd[:2] == ["tau2", "run"]
-    assert cmd[cmd.index("--agent-llm") + 1] == "hosted_vllm/Qwen/Qwen3-8B"
+    assert cmd[cmd.index("--agent-llm") + 1] == "openai/Qwen/Qwen3-8B"
     assert json.loads(cmd[cmd.index("--agent-llm-args") + 1])["api_base"] == "http://127.0.0.1:8000/v1"
     assert cmd[cmd.index("--user-llm") + 1] == "hosted_vllm/Qwen/Qwen3-32B"
     assert cmd[cmd.index("--num-trials") + 1] == "4" and cmd[cmd.index("--domain") + 1] == "telecom"
+
+
+def test_run_command_passes_the_task_slice_and_a_served_user():
+    cfg = Tau2Config(label="ckpt", domains=("mock",), num_trials=1, task_ids=("create_task_1", "update_task_1"))
+    cmd = tau2_run_command(cfg, Endpoint("http://127.0.0.1:8000/v1", "m"), "mock", "openai/u",
+                           {"api_base": "http://127.0.0.1:9/v1"})
+    assert cmd[cmd.index("--task-ids") + 1:cmd.index("--task-ids") + 3] == ["create_task_1", "update_task_1"]
+    assert cmd[cmd.index("--user-llm") + 1] == "openai/u"
+    assert json.loads(cmd[cmd.index("--user-llm-args") + 1]) == {"api_base": "http://127.0.0.1:9/v1"}
+
+
+def test_crashed_conversations_count_as_failures(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text(SAMPLE.read_text())
+    line = "2026-12-01 18:00:00 | ERROR | tau2.run:_run:312 - Error running task 2, trial 0: AssistantMessage must"
+    crash = CRASH_LINE.search(line).groupdict()
+    assert crash["task"] == "2" and crash["trial"] == "0"
+    (tmp_path / "run.crashed.json").write_text(json.dumps([{"task_id": "3", "trial": 0, "error": "x"}]))
+    parsed = parse_results(path)
+    assert parsed["trials"]["3"] == [0.0] and parsed["termination"]["crashed"] == 1
+    row = score_results(parsed)
+    assert row["crashed"] == 1 and row["tasks"] == 4 and row["pass^1"] == pytest.approx(0.375)
 
 
 def test_config_rejects_unknown_domains():
@@ -94,18 +134,78 @@ def test_config_rejects_unknown_domains():
     assert DOMAINS == ("airline", "retail", "telecom")
 
 
+def test_unknown_domains_are_rejected_naming_the_valid_ones():
+    with pytest.raises(ValueError, match="mock"):
+        check_domain_data("banking")
+    assert ALL_DOMAINS == ("mock", "airline", "retail", "telecom")
+
+
+def _fake_tau2(root: Path, version: str, release: str) -> Path:
+    (root / "src" / "tau2").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(f'[project]\nname = "tau2"\nversion = "{version}"\n')
+    (root / "CHANGELOG.md").write_text(f"# Changelog\n\n## [Unreleased]\n\n## [{release}] - 2026-03-18\n")
+    return root
+
+
+def test_bad_tau2_sources_stop_with_the_problem_and_the_fix(tmp_path):
+    with pytest.raises(Tau2SourceError, match="not set.*git clone --branch v0.2.0"):
+        check_source(None)
+    with pytest.raises(Tau2SourceError, match="does not exist"):
+        check_source(tmp_path / "nowhere")
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(Tau2SourceError, match="not a tarball"):
+        check_source(tmp_path / "notes.txt")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(Tau2SourceError, match="not a τ²-bench source tree"):
+        check_source(tmp_path / "empty")
+    with pytest.raises(Tau2SourceError, match=r"1\.0\.1.*not v0\.2\.0.*fix"):
+        check_source(_fake_tau2(tmp_path / "v1", "1.0.1", "1.0.0"))
+    assert check_source(_fake_tau2(tmp_path / "v02", "0.2.1-dev", "0.2.0")).version == "0.2.1-dev"
+
+
 def test_missing_tau2_is_reported_with_install_steps():
-    ok, why = tau2_available()
-    if ok:
-        pytest.skip("τ²-bench is installed here")
-    assert "tau2-bench" in why and "v0.2.0" in why
-    with pytest.raises(RuntimeError, match="tau2-bench"):
-        Tau2(Tau2Config(label="x")).run(Endpoint("http://127.0.0.1:1/v1", "m"))
+    assert "PROVE_TAU2_SOURCE" in INSTALL_HINT and "--branch v0.2.0" in INSTALL_HINT
+    if not TAU2_OK:  # here the adapter must refuse to run, with those steps
+        assert "v0.2.0" in TAU2_WHY
+        with pytest.raises(RuntimeError, match="PROVE_TAU2_SOURCE"):
+            Tau2(Tau2Config(label="x")).run(Endpoint("http://127.0.0.1:1/v1", "m"))
 
 
+@needs_tau2
 def test_tau2_loads_its_own_tasks():
-    ok, why = tau2_available()
-    if not ok:
-        pytest.skip(why)
-    tasks = Tau2(Tau2Config(label="x", domains=("airline",))).load_tasks()
-    assert len(tasks) == 50 and all(t["domain"] == "airline" for t in tasks)
+    tasks = Tau2(Tau2Config(label="x", domains=("mock", "retail"))).load_tasks()
+    counts = {d: sum(t["domain"] == d for t in tasks) for d in ("mock", "retail")}
+    assert counts == {"mock": 9, "retail": 114}
+
+
+@needs_tau2
+def test_a_domain_without_its_data_stops_before_running(tmp_path):
+    data = tau2_data_dir()
+    if (data / "tau2" / "domains" / "airline" / "db.json").is_file():
+        pytest.skip("this τ²-bench source has airline's db.json")
+    with pytest.raises(FileNotFoundError, match=r"'airline' cannot run: db\.json missing.*fix"):
+        Tau2(Tau2Config(label="x", domains=("airline",), results_dir=tmp_path)).run(
+            Endpoint("http://127.0.0.1:1/v1", "m"))
+    assert not (tmp_path / "raw").exists()
+
+
+@needs_tau2
+def test_self_check_gold_actions_reach_the_gold_db_and_broken_last_writes_do_not():
+    """mock (all 9 tasks) and the first 12 retail tasks through τ²'s own EnvironmentEvaluator."""
+    rows = {r["domain"]: r for r in self_check(("mock", "retail"), max_tasks=12)}
+    for domain, r in rows.items():
+        assert r["failures"] == [], domain
+        assert r["gold_pass"] == r["with_actions"] > 0
+        assert r["dropped_pass"] == 0 and r["with_write"] > 0
+        assert r["altered_pass"] == 0 and r["altered"] > 0
+    assert rows["mock"]["with_actions"] == 7 and rows["mock"]["with_write"] == 6
+
+
+@needs_tau2
+def test_installing_again_from_the_recorded_source_is_a_no_op():
+    stamp = read_stamp()
+    if stamp is None:
+        pytest.skip("τ²-bench was installed by hand, not by prove.eval.tau2_install")
+    assert stamp["version"] in TAU2_DIST_VERSIONS and stamp["tag"] == "v0.2.0"
+    assert install(stamp["source"]) == stamp
+    assert not any(line.split("==")[0] in {"torch", "transformers", "mcp", "verl"} for line in stamp["added"])

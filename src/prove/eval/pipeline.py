@@ -14,10 +14,10 @@ from typing import Any
 from prove.eval.base import Endpoint
 from prove.eval.bfcl import BFCL, CATEGORIES, PAPER_MODELS, SMOKE_MODELS, BFCLConfig
 from prove.eval.paper import long_rows
-from prove.eval.tau2 import DOMAINS, Tau2, Tau2Config, tau2_available
+from prove.eval.tau2 import DOMAINS, LOCAL_USER, Tau2, Tau2Config, tau2_available
 from prove.eval.teval import TEval, TEvalConfig
 
-__all__ = ["EvalPlan", "evaluate_model", "run_label"]
+__all__ = ["EvalPlan", "evaluate_model", "evaluate_tau2", "run_label"]
 
 
 @dataclass
@@ -38,8 +38,17 @@ class EvalPlan:
     tokenizer_path: str | None = None
     tau2_domains: tuple[str, ...] = DOMAINS
     tau2_trials: int = 4
-    tau2_user_llm: str = "gpt-4.1-2025-04-14"
+    tau2_task_ids: tuple[str, ...] | None = None
+    """None: every task of each domain (the paper); the smoke profile names a couple of mock tasks."""
+    tau2_user_llm: str = LOCAL_USER
+    """The user simulator, the same for every model compared: `local` (SmolLM2 served for the run),
+    `vllm:<model>` (served with vLLM for the run) or a litellm id (see `Tau2Config.user_llm`)."""
     tau2_user_llm_args: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
+    tau2_agent_llm_args: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
+    """litellm arguments of the policy's requests (e.g. max_tokens on CPU); api_base is the endpoint's."""
+    tau2_max_steps: int = 200
+    """τ²'s cap on messages per conversation (its default 200); a conversation that hits it scores 0."""
+    tau2_max_concurrency: int = 8
     teval_data_dir: str | None = None
     teval_embedding_model: str = "all-mpnet-base-v2"
 
@@ -54,7 +63,7 @@ class EvalPlan:
         if unknown:
             raise ValueError(f"unknown eval settings {unknown}; valid: {', '.join(sorted(known))}")
         merged = {**eval_cfg, **overrides}
-        for key in ("benchmarks", "bfcl_categories", "bfcl_ids", "tau2_domains"):
+        for key in ("benchmarks", "bfcl_categories", "bfcl_ids", "tau2_domains", "tau2_task_ids"):
             if merged.get(key) is not None:
                 merged[key] = tuple(merged[key])
         return cls(**merged)
@@ -62,6 +71,18 @@ class EvalPlan:
 
 def run_label(model: str, variant: str) -> str:
     return f"{model}-{variant}".replace("_", "-").replace("/", "-").replace(".", "")
+
+
+def evaluate_tau2(model: str, variant: str, endpoint: Endpoint, plan: EvalPlan) -> list[dict[str, Any]]:
+    """τ²-bench on `plan`'s slice against `endpoint`: one row per domain (pass^1..4), raw runs under
+    results_dir/tau2/<label>/. `long_rows(model, variant, tau2=...)` turns them into the comparison rows."""
+    cfg = Tau2Config(label=run_label(model, variant), domains=plan.tau2_domains, num_trials=plan.tau2_trials,
+                     task_ids=plan.tau2_task_ids, user_llm=plan.tau2_user_llm,
+                     user_llm_args=dict(plan.tau2_user_llm_args), agent_llm_args=dict(plan.tau2_agent_llm_args),
+                     max_steps=plan.tau2_max_steps, max_concurrency=plan.tau2_max_concurrency,
+                     results_dir=Path(plan.results_dir) / "tau2" / run_label(model, variant))
+    tau = Tau2(cfg)
+    return tau.score(tau.run(endpoint))
 
 
 def evaluate_model(model: str, variant: str, endpoint: Endpoint, plan: EvalPlan) -> dict[str, Any]:
@@ -82,11 +103,7 @@ def evaluate_model(model: str, variant: str, endpoint: Endpoint, plan: EvalPlan)
     if "tau2" in plan.benchmarks:
         ok, why = tau2_available()
         if ok:
-            cfg2 = Tau2Config(label=label, domains=plan.tau2_domains, num_trials=plan.tau2_trials,
-                              user_llm=plan.tau2_user_llm, user_llm_args=plan.tau2_user_llm_args,
-                              results_dir=out / "tau2" / label)
-            tau = Tau2(cfg2)
-            result["tau2"] = tau.score(tau.run(endpoint))
+            result["tau2"] = evaluate_tau2(model, variant, endpoint, plan)
         else:
             result["skipped"]["tau2"] = why
     if "teval" in plan.benchmarks:
