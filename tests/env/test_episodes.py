@@ -273,3 +273,27 @@ def test_store_matches_a_reference_model(ops) -> None:
             fresh.open("r", model.open[eid], prefix=writes[eid])
             assert hub.server_hash(eid, "banking") == fresh.server_hash("r", "banking")
     assert sorted(e for e in ("e1", "e2", "e3") if hub.is_open(e)) == sorted(model.open)
+
+
+def test_async_open_yields_to_other_calls_while_its_prefix_replays() -> None:
+    import asyncio
+
+    hub = Hub()
+    prefix = [{"name": "get_customer", "arguments": {"customer_id": "CUS-0001"}}] * 320
+    seen_opening: list[bool] = []
+
+    async def bystander() -> None:
+        for _ in range(5):
+            await asyncio.sleep(0)
+            out = await hub.acall("get_customer", {"customer_id": "CUS-0001"}, episode_id="other")
+            assert out["ok"]
+            seen_opening.append("long" in hub._opening)
+
+    async def run() -> int:
+        opened, _ = await asyncio.gather(hub.open_async("long", 0, prefix), bystander())
+        return opened
+
+    assert asyncio.run(run()) == 320
+    assert any(seen_opening), "no other call ran while the prefix replayed"
+    with pytest.raises(EpisodeError, match="already open"):
+        hub.open("long", 0)

@@ -430,3 +430,14 @@ def test_server_advertises_tools_only_and_its_real_version(env_server) -> None:
     assert prove_version() != "" and first
     health = control(env_server.url, "GET", "/control/health").json()
     assert health["version"] == prove_version()
+
+
+def test_workers_inherit_the_token_from_the_environment_not_the_command_line() -> None:
+    with EnvServer(workers=2, token=TOKEN, extra_args=["--servers", "banking"]) as server:
+        for url in server.urls:
+            assert control(url, "GET", "/control/health").status_code == 401
+            assert control(url, "GET", "/control/health", token=TOKEN).json()["ok"] is True
+        import psutil
+
+        cmdlines = [" ".join(p.cmdline()) for p in psutil.Process(server.proc.pid).children()]
+    assert len(cmdlines) == 2 and not any(TOKEN in c for c in cmdlines)
