@@ -314,16 +314,16 @@ def _call(i: int, action: Any) -> Any:
                     requestor=action.requestor)
 
 
-def _trajectory(fresh: _FreshEnv, task: Any, actions: Sequence[Any]) -> tuple[list[Any], int]:
+def _trajectory(fresh: _FreshEnv, task: Any, actions: Sequence[Any]) -> tuple[list[Any], list[bool]]:
     """The task's initial history + `actions` as tool calls with the responses τ²'s environment gives.
 
-    Returns (messages, number of calls that answered with an error).
+    Returns (messages, for each action whether its call answered with an error).
     """
     from tau2.data_model.message import AssistantMessage, UserMessage
 
     env = fresh(task)
     messages = list(task.initial_state.message_history or []) if task.initial_state else []
-    errors = 0
+    errors: list[bool] = []
     for i, action in enumerate(actions):
         call = _call(i, action)
         if action.requestor == "user":
@@ -331,7 +331,7 @@ def _trajectory(fresh: _FreshEnv, task: Any, actions: Sequence[Any]) -> tuple[li
         else:
             messages.append(AssistantMessage(role="assistant", content=None, tool_calls=[call]))
         response = env.get_response(call)
-        errors += bool(response.error)
+        errors.append(bool(response.error))
         messages.append(response)
     return messages, errors
 
@@ -418,12 +418,15 @@ def self_check(domains: Sequence[str] = ("mock", "retail"), max_tasks: int | Non
                 continue
             c["with_actions"] += 1
             gold, errors = _trajectory(fresh, task, actions)
-            c["gold_call_errors"] += errors
+            c["gold_call_errors"] += sum(errors)
             if _db_match(domain, task, gold):
                 c["gold_pass"] += 1
             else:
                 failures.append(f"{task.id}: gold")
-            writes = [i for i, a in enumerate(actions) if _is_write(env, a)]
+            # the controls break the last write that changed the state: τ²'s gold sequences include
+            # writes that the environment refuses (e.g. retail 12's refund to PayPal), which change nothing
+            writes = [i for i, a in enumerate(actions) if _is_write(env, a) and not errors[i]]
+            c["refused_only"] += not writes and any(_is_write(env, a) for a in actions)
             if not writes:
                 continue
             c["with_write"] += 1
@@ -448,7 +451,8 @@ def self_check(domains: Sequence[str] = ("mock", "retail"), max_tasks: int | Non
                      "with_write": c["with_write"], "dropped_pass": c["dropped_pass"],
                      "altered": c["altered"], "altered_pass": c["altered_pass"],
                      "altered_none": c["altered_none"], "dropped_raised": c["dropped_raised"],
-                     "altered_raised": c["altered_raised"], "failures": failures,
+                     "altered_raised": c["altered_raised"],
+                     "refused_only": c["refused_only"], "failures": failures,
                      "seconds": round(time.perf_counter() - start, 2)})
     return rows
 
@@ -582,10 +586,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         for r in rows:
             print(f"{r['domain']}: {r['with_actions']}/{r['tasks']} tasks have gold actions; gold replay DB check "
-                  f"{r['gold_pass']}/{r['with_actions']}; of {r['with_write']} with a write, last write dropped "
+                  f"{r['gold_pass']}/{r['with_actions']}; of {r['with_write']} with a write that succeeds, last one dropped "
                   f"{r['dropped_pass']}/{r['with_write']}, altered {r['altered_pass']}/{r['altered']} "
                   f"(no accepted alteration: {r['altered_none']}; τ²'s evaluator raised: dropped "
-                  f"{r['dropped_raised']}, altered {r['altered_raised']}) ({r['seconds']}s)")
+                  f"{r['dropped_raised']}, altered {r['altered_raised']}; only refused writes: {r['refused_only']}; gold "
+                  f"calls answered with an error: {r['gold_call_errors']}) ({r['seconds']}s)")
         print(f"total: gold {sum(r['gold_pass'] for r in rows)}/{sum(r['with_actions'] for r in rows)}, "
               f"dropped {sum(r['dropped_pass'] for r in rows)}, altered {sum(r['altered_pass'] for r in rows)} "
               f"in {time.perf_counter() - start:.1f}s")
