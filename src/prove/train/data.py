@@ -1,0 +1,168 @@
+"""Training files from a synthesis export: RL rows and SFT rows for a config's model and budget.
+
+    python -m prove.train.data smollm2-135m            # writes the config's data.* files, prints counts
+
+``prove train`` calls :func:`prepare` when a config's data files are missing. It reads the export
+(``examples.jsonl`` and the chain-disjoint ``train``/``val`` split of ``prove synth``), optionally
+narrows each example's offered tools to ``data.max_tools`` (the tools its ground truth calls
+first, then the other offered tools in their offered order: a laptop-sized prompt keeps the
+decision between a few plausible tools), builds the rows with ``prove.train.rows`` (RL: one per
+user turn; SFT: one per conversation), measures each prompt with the model's tokenizer and the
+row's own offered tools, and drops — never cuts — what exceeds the budget. The counts of every
+drop are returned and written to ``data_report.json`` beside the files. Deterministic: the same
+export and settings give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from prove.train.config import DataPaths, TrainConfig
+from prove.train.rows import sft_row, turn_rows, write_rows
+
+__all__ = ["narrow_tools", "read_split", "prepare", "ensure_prepared"]
+
+
+def _name(schema: Mapping[str, Any]) -> str:
+    return str(schema.get("function", schema).get("name", ""))
+
+
+def narrow_tools(example: Mapping[str, Any], max_tools: int | None) -> dict[str, Any]:
+    """``example`` offering at most ``max_tools`` schemas: the ones its turns call, in offered
+    order, then the rest in offered order. Tools it calls but synthesis did not offer stay unoffered
+    (a missing-tool perturbation stays missing)."""
+    out = dict(example)
+    tools = list(example.get("tools") or [])
+    if max_tools is None or len(tools) <= max_tools:
+        return out
+    called = {c["name"] for t in example.get("turns", []) for c in t.get("calls", [])}
+    first = [t for t in tools if _name(t) in called]
+    rest = [t for t in tools if _name(t) not in called]
+    out["tools"] = (first + rest)[:max(max_tools, len(first))]
+    return out
+
+
+def read_split(synth_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    """The export's examples by split ("train", "val"), in file order."""
+    import pandas as pd
+
+    missing = [n for n in ("examples.jsonl", "train.parquet", "val.parquet") if not (synth_dir / n).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{synth_dir} is not a synthesis export (missing {missing}); "
+                                f"run: prove synth --out {synth_dir}")
+    ids: dict[str, set[str]] = {}
+    for split in ("train", "val"):
+        table = pd.read_parquet(synth_dir / f"{split}.parquet", columns=["extra_info"])
+        ids[split] = {e["example_id"] for e in table["extra_info"]}
+    out: dict[str, list[dict[str, Any]]] = {"train": [], "val": []}
+    with (synth_dir / "examples.jsonl").open() as fh:
+        for line in fh:
+            example = json.loads(line)
+            for split, members in ids.items():
+                if example["id"] in members:
+                    out[split].append(example)
+    return out
+
+
+def _tokens(tokenizer: Any, messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]],
+            generation_prompt: bool) -> int:
+    from prove.train.rows import decode_messages
+    from prove.train.schema import row_schemas
+
+    ids = tokenizer.apply_chat_template(decode_messages(list(messages)), tools=row_schemas(tools) or None,
+                                        add_generation_prompt=generation_prompt, tokenize=True)
+    if isinstance(ids, Mapping):
+        ids = ids["input_ids"]
+    return len(ids)
+
+
+def _rows(examples: Iterable[dict[str, Any]], split: str, data: DataPaths, tokenizer: Any,
+          limit: int | None) -> tuple[list[dict], list[dict], dict[str, int]]:
+    rl: list[dict[str, Any]] = []
+    sft: list[dict[str, Any]] = []
+    counts = {"examples": 0, "rl_rows": 0, "rl_too_long": 0, "sft_rows": 0, "sft_too_long": 0}
+    for example in examples:
+        counts["examples"] += 1
+        narrowed = narrow_tools(example, data.max_tools)
+        tools = list(narrowed.get("tools") or [])
+        for row in turn_rows(narrowed, start_index=0, split=split):
+            if limit is not None and len(rl) >= limit:
+                break
+            if data.max_prompt_tokens is not None and _tokens(
+                    tokenizer, row["prompt"], tools, True) > data.max_prompt_tokens:
+                counts["rl_too_long"] += 1
+                continue
+            row["extra_info"]["index"] = len(rl)
+            rl.append(row)
+        srow = sft_row(narrowed)
+        if limit is not None and len(sft) >= limit:
+            continue
+        if data.max_sft_tokens is not None and _tokens(
+                tokenizer, srow["messages"], tools, False) > data.max_sft_tokens:
+            counts["sft_too_long"] += 1
+            continue
+        sft.append(srow)
+    counts["rl_rows"], counts["sft_rows"] = len(rl), len(sft)
+    return rl, sft, counts
+
+
+def prepare(cfg: TrainConfig, synth_dir: str | Path | None = None, tokenizer: Any = None) -> dict[str, Any]:
+    """Write ``cfg.data``'s four files from the export; returns the report (also written)."""
+    data = cfg.data
+    synth = Path(synth_dir) if synth_dir is not None else data.resolve("synth")
+    splits = read_split(synth)
+    if tokenizer is None:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(cfg.model_path())
+    report: dict[str, Any] = {"synth": str(synth), "max_tools": data.max_tools,
+                              "max_prompt_tokens": data.max_prompt_tokens,
+                              "max_sft_tokens": data.max_sft_tokens}
+    for split, limit in (("train", data.max_train_rows), ("val", data.max_val_rows)):
+        rl, sft, counts = _rows(splits[split], split, data, tokenizer, limit)
+        if not rl or not sft:
+            raise ValueError(f"no {split} rows fit the budget (max_prompt_tokens="
+                             f"{data.max_prompt_tokens}, max_sft_tokens={data.max_sft_tokens}): {counts}")
+        write_rows(rl, data.resolve(f"rl_{split}"))
+        write_rows(sft, data.resolve(f"sft_{split}"))
+        report[split] = counts
+    out = data.resolve("rl_train").parent / "data_report.json"
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def ensure_prepared(cfg: TrainConfig, names: Sequence[str] = ("rl_train", "rl_val", "sft_train", "sft_val"),
+                    out: Any = None) -> dict[str, Any] | None:
+    """Prepare the data files when any of ``names`` is missing (None when all exist)."""
+    if all(cfg.data.resolve(n).is_file() for n in names):
+        return None
+    synth = cfg.data.resolve("synth")
+    if not (synth / "examples.jsonl").is_file():
+        missing = [str(cfg.data.resolve(n)) for n in names if not cfg.data.resolve(n).is_file()]
+        raise FileNotFoundError(f"training data missing ({missing}) and no synthesis export at "
+                                f"{synth} to prepare it from; run: prove synth --out {synth}")
+    report = prepare(cfg)
+    if out is not None:
+        print(f"# data prepared from {report['synth']}: train {report['train']}, val {report['val']}",
+              file=out)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    from prove.train.config import load_train_config
+
+    parser = argparse.ArgumentParser(prog="python -m prove.train.data", description=__doc__.splitlines()[0])
+    parser.add_argument("config", help="a training config (name in configs/train/ or path)")
+    parser.add_argument("--synth", default=None, help="synthesis export (default: the config's data.synth)")
+    args = parser.parse_args(argv)
+    print(json.dumps(prepare(load_train_config(args.config), args.synth), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
