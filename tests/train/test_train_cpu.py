@@ -228,3 +228,52 @@ def test_env_vars_reach_ray_workers() -> None:
     assert "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_PLATFORM=cpu" in over
     assert "actor_rollout_ref.rollout.name=hf" in over
     assert "actor_rollout_ref.actor.checkpoint.save_contents=[model,optimizer,extra,hf_model]" in over
+
+
+def test_settings_verl_never_reads_are_refused(tmp_path: Path) -> None:
+    import yaml
+
+    from prove.train.config import CONFIG_DIR, UNREAD_BY_VERL, load_train_config, paper_configs
+
+    for name in paper_configs() + ["smollm2-135m"]:
+        assert not set(UNREAD_BY_VERL) & set(load_train_config(name).verl)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"base": str(CONFIG_DIR / "grpo.yaml"), "name": "x", "model": "m",
+                                   "family": "f", "lr_sweep": {"lr_low": 1e-6, "lr_mid": 2e-6, "lr_high": 3e-6},
+                                   "verl": {"data.return_raw_chat": True}}))
+    with pytest.raises(ValueError, match="never read by verl"):
+        load_train_config(bad)
+
+
+def test_one_family_one_learning_rate_sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    from prove.train import config as config_mod
+
+    sweeps = config_mod.check_families()
+    assert set(sweeps) >= {"qwen3", "qwen2.5", "granite", "smollm2"}
+    for name, lr in (("a", 1e-6), ("b", 5e-6)):
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump({
+            "base": str(config_mod.CONFIG_DIR / "grpo.yaml"), "name": name, "model": "m", "family": "same",
+            "lr_sweep": {"lr_low": lr, "lr_mid": 2 * lr, "lr_high": 3 * lr}}))
+    with pytest.raises(ValueError, match="one family, one learning-rate sweep"):
+        config_mod.check_families([str(tmp_path / "a.yaml"), str(tmp_path / "b.yaml")])
+
+
+@pytest.mark.parametrize("variant", ["default", "sft", "recall_only"])
+def test_cpu_config_composes_against_verl(variant: str, tmp_path: Path) -> None:
+    need_verl()
+    from prove.train.compose import check_variant
+    from prove.train.config import load_train_config
+
+    composed = check_variant(load_train_config("smollm2-135m"), variant, tmp_path)
+    if variant == "sft":
+        assert composed.trainer.device == "cpu" and composed.engine.strategy == "fsdp2"
+        assert list(composed.checkpoint.save_contents)[-1] == "hf_model"
+        return
+    rollout = composed.actor_rollout_ref.rollout
+    assert rollout.name == "hf" and rollout.checkpoint_engine.backend == "naive"
+    assert composed.actor_rollout_ref.model.override_config.attn_implementation == "sdpa"
+    assert composed.ray_kwargs.ray_init._node_ip_address == "127.0.0.1"
+    assert composed.reward.custom_reward_function.reward_kwargs.config == (
+        "prove" if variant == "default" else variant)

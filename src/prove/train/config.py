@@ -27,7 +27,8 @@ from prove.reward.config import ABLATIONS
 
 __all__ = [
     "EnvSettings", "DataPaths", "TrainConfig", "Variant", "load_train_config", "paper_configs",
-    "CONFIG_DIR", "LR_KEYS", "ADDABLE_PREFIXES", "LOCAL_SMOLLM2",
+    "CONFIG_DIR", "LR_KEYS", "ADDABLE_PREFIXES", "LOCAL_SMOLLM2", "UNREAD_BY_VERL", "check_families",
+    "train_configs",
 ]
 
 
@@ -137,6 +138,9 @@ class TrainConfig:
         if self.default_lr not in self.lr_sweep:
             raise ValueError(f"{self.name}: default_lr {self.default_lr!r} is not in lr_sweep")
         for key in [*self.verl, *self.sft]:
+            if key in UNREAD_BY_VERL:
+                raise ValueError(f"{self.name}: {key!r} is never read by verl 0.9.1's agent-loop "
+                                 "path; remove it")
             if key.startswith("+") and not key.startswith(ADDABLE_PREFIXES):
                 raise ValueError(f"{self.name}: {key!r} adds a key VERL does not define; "
                                  f"only {ADDABLE_PREFIXES} may")
@@ -172,8 +176,10 @@ class TrainConfig:
 
         if steps < 1:
             raise ValueError(f"steps must be at least 1, got {steps}")
-        if sft:
-            return dataclasses.replace(self, sft={**self.sft, "trainer.total_training_steps": steps})
+        if sft:  # VERL's SFT loop saves only on its last step: enough epochs that the cap is reached
+            epochs = max(int(self.sft.get("trainer.total_epochs", 1)), steps)
+            return dataclasses.replace(self, sft={**self.sft, "trainer.total_training_steps": steps,
+                                                  "trainer.total_epochs": epochs})
         return dataclasses.replace(self, steps=steps)
 
     def model_path(self) -> str:
@@ -213,7 +219,7 @@ def load_train_config(path: str | Path) -> TrainConfig:
     if not path.is_file() and path.suffix not in (".yaml", ".yml"):
         path = CONFIG_DIR / f"{path.name}.yaml"
     if not path.is_file():
-        raise FileNotFoundError(f"no training config {path}; known: {', '.join(paper_configs())}")
+        raise FileNotFoundError(f"no training config {path}; known: {', '.join(train_configs())}")
     data = _read(path.resolve())
     missing = [k for k in ("name", "model", "family", "lr_sweep") if k not in data]
     if missing:
@@ -232,12 +238,41 @@ def load_train_config(path: str | Path) -> TrainConfig:
     )
 
 
-def paper_configs() -> list[str]:
-    """The model configs in configs/train/ (files that name a model, not bases)."""
+UNREAD_BY_VERL: tuple[str, ...] = ("data.return_raw_chat", "actor_rollout_ref.rollout.multi_turn.enable")
+"""Keys verl 0.9.1's agent-loop path never reads (the RL dataset stores return_raw_chat and the
+trainer copies multi_turn.enable into meta_info, and nothing consumes either): a config that sets
+them is refused, so nobody believes they do something."""
+
+
+def check_families(names: list[str] | None = None) -> dict[str, dict[str, float]]:
+    """The paper tunes only the learning rate, per family: configs of one family must share one
+    sweep. Returns {family: sweep}; raises naming the configs that disagree."""
+    sweeps: dict[str, tuple[str, dict[str, float]]] = {}
+    for name in names or train_configs():
+        cfg = load_train_config(name)
+        seen = sweeps.setdefault(cfg.family, (cfg.name, cfg.lr_sweep))
+        if seen[1] != cfg.lr_sweep:
+            raise ValueError(f"family {cfg.family!r}: {seen[0]} sweeps {seen[1]} but {cfg.name} "
+                             f"sweeps {cfg.lr_sweep}; one family, one learning-rate sweep")
+    return {family: sweep for family, (_, sweep) in sweeps.items()}
+
+
+def train_configs() -> list[str]:
+    """Every model config in configs/train/ (files that name a model, not bases), CPU ones included."""
     out = []
     for p in sorted(CONFIG_DIR.glob("*.yaml")):
         with p.open() as fh:
             data = yaml.safe_load(fh) or {}
         if isinstance(data, dict) and "model" in data:
             out.append(p.stem)
+    return out
+
+
+def paper_configs() -> list[str]:
+    """The paper's model configs: every model config that trains on GPUs (``device`` not cpu)."""
+    out = []
+    for name in train_configs():
+        with (CONFIG_DIR / f"{name}.yaml").open() as fh:
+            if (yaml.safe_load(fh) or {}).get("device", "cuda") != "cpu":
+                out.append(name)
     return out
