@@ -277,3 +277,18 @@ def test_cpu_config_composes_against_verl(variant: str, tmp_path: Path) -> None:
     assert composed.ray_kwargs.ray_init._node_ip_address == "127.0.0.1"
     assert composed.reward.custom_reward_function.reward_kwargs.config == (
         "prove" if variant == "default" else variant)
+
+
+def test_launch_stops_before_any_work_on_attention_this_machine_cannot_run(tmp_path: Path) -> None:
+    import dataclasses
+
+    from prove.train.config import load_train_config
+    from prove.train.launch import launch
+
+    cfg = load_train_config("smollm2-135m")
+    key = "+actor_rollout_ref.model.override_config.attn_implementation"
+    cfg = dataclasses.replace(cfg, verl={**cfg.verl, key: "flash_attention_2"})
+    with pytest.raises(ValueError, match="flash"):
+        launch(cfg, "default", results_dir=tmp_path, checkpoints_dir=tmp_path / "ckpt", init="base")
+    run_dir = tmp_path / "train" / "smollm2-135m-default"
+    assert not (run_dir / "trainer.log").exists() and not (run_dir / "metrics.jsonl").exists()

@@ -53,11 +53,14 @@ PUBLISHED_BASELINES: list[dict[str, Any]] = [
 
 
 def long_rows(model: str, variant: str, bfcl: Mapping[str, Any] | None = None,
-              tau2: Iterable[Mapping[str, Any]] = (), teval: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+              tau2: Iterable[Mapping[str, Any]] = (), teval: Mapping[str, Any] | None = None,
+              heldout: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """One {model, variant, benchmark, score (0..100)} row per benchmark from the adapters' scores.
 
     bfcl: `bfcl.score_project(...)`; tau2: `Tau2.score(...)` rows (pass^1 averaged over domains);
-    teval: `TEval.score(...)` (overall, or the mean of the abilities present).
+    teval: `TEval.score(...)` (overall, or the mean of the abilities present); heldout:
+    `prove.eval.heldout.evaluate_heldout`'s summary (its reward on held-out turns, x100).
+    ``variant`` is ``base``, ``sft`` or ``trained`` (GRPO).
     """
     rows = []
     if bfcl is not None:
@@ -71,6 +74,9 @@ def long_rows(model: str, variant: str, bfcl: Mapping[str, Any] | None = None,
         ab = teval["abilities"]
         score = ab.get("overall", sum(ab.values()) / len(ab) if ab else float("nan"))
         rows.append({"model": model, "variant": variant, "benchmark": "teval", "score": score})
+    if heldout is not None:  # prove.eval.heldout's summary: PROVE's default reward on held-out turns
+        rows.append({"model": model, "variant": variant, "benchmark": "prove_heldout",
+                     "score": 100 * heldout["heldout_reward"]})
     return rows
 
 
@@ -78,10 +84,11 @@ def comparison_table(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
     """Base vs trained per model x benchmark, with the paper's largest reported gain and published baselines."""
     df = pd.DataFrame(list(rows), columns=["model", "variant", "benchmark", "score"])
     wide = df.pivot_table(index=["model", "benchmark"], columns="variant", values="score", aggfunc="first")
-    wide = wide.reindex(columns=["base", "trained"])
+    wide = wide.reindex(columns=["base", "sft", "trained"])  # trained: GRPO with PROVE's reward
     every = pd.MultiIndex.from_product([PAPER_MODELS, BENCHMARKS], names=["model", "benchmark"])
     wide = wide.reindex(wide.index.union(every, sort=False))  # the paper's grid, run or not
     wide["gain"] = wide["trained"] - wide["base"]
+    wide["gain_over_sft"] = wide["trained"] - wide["sft"]
     out = wide.reset_index()
     out["paper_max_gain"] = [
         REPORTED_MAX_GAINS[b]["gain"] if REPORTED_MAX_GAINS.get(b, {}).get("model") == m else float("nan")

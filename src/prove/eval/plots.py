@@ -16,7 +16,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_bfcl_categories", "plot_tau2_pass_k", "plot_teval_abilities", "plot_comparison"]
+__all__ = ["plot_bfcl_categories", "plot_tau2_pass_k", "plot_teval_abilities", "plot_comparison",
+           "plot_heldout"]
 
 _SHORT = {"multi_turn_base": "base", "multi_turn_miss_func": "miss func", "multi_turn_miss_param": "miss param",
           "multi_turn_long_context": "long context"}
@@ -101,3 +102,25 @@ def plot_comparison(table: pd.DataFrame, path: str | Path) -> Path:
     _grouped_bars(ax, t[["base", "trained"]], "score")
     ax.set_title("Base vs PROVE-trained")
     return _save(fig, path)
+
+
+HELDOUT_METRICS = ("heldout_reward", "heldout_coverage", "exact_turn", "abstention_accuracy",
+                   "clarification_accuracy")
+
+
+def plot_heldout(summary: pd.DataFrame, path: str | Path) -> Path:
+    """PROVE's held-out metrics (share, 0..1) and calls per turn, one bar per run (base, sft, grpo_*)."""
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [3, 1]})
+    table = summary.set_index("run")[list(HELDOUT_METRICS)].T
+    _grouped_bars(ax, table, "share of held-out turns / mean reward")
+    ax.set_ylim(0, 1.1)
+    ax.set_title("PROVE held-out turns, executed live")
+    calls = summary.set_index("run")[["calls_per_turn", "gt_calls_per_turn"]]
+    _grouped_bars(bx, calls.T, "calls per turn")
+    bx.set_title("calls made vs ground truth")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=150, bbox_inches="tight")
+    plt.close(fig)
+    return path

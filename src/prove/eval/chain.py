@@ -1,0 +1,95 @@
+"""Evaluate every model a training chain produced: base, SFT and each GRPO run, on the same slices.
+
+    from prove.eval.chain import evaluate_chain
+    out = evaluate_chain("smollm2-135m", env_url, plan, HeldoutPlan(max_rows=4))   # 06 on smoke
+
+Models are found from the run directories (``prove.train.chain.trained_models``: each finished
+run's ``model.json``), never typed in. Each is evaluated on PROVE's held-out turns
+(``prove.eval.heldout``, live, the training agent path) and served for the external benchmarks
+through ``prove.eval.pipeline.evaluate_model`` (``transformers serve`` on CPU, vLLM on the paper
+profile). The returned long rows feed ``prove.eval.paper.comparison_table``; their ``variant`` is
+``base``, ``sft`` or ``trained`` (GRPO with PROVE's reward; other GRPO runs keep their label).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from prove.eval.heldout import HeldoutPlan, evaluate_heldout
+from prove.eval.paper import long_rows
+from prove.eval.pipeline import EvalPlan, evaluate_model
+
+__all__ = ["evaluate_chain", "eval_model_name", "table_variant"]
+
+
+def eval_model_name(train_cfg: Any) -> str:
+    """The model's name in the evaluation tables (``Qwen3-4B``, ..., ``SmolLM2-135M``)."""
+    from prove.eval.bfcl import PAPER_MODELS, SMOKE_MODELS
+    from prove.train.config import LOCAL_SMOLLM2
+
+    if train_cfg.model == LOCAL_SMOLLM2:
+        return "SmolLM2-135M"
+    for name, spec in {**PAPER_MODELS, **SMOKE_MODELS}.items():
+        if spec.hf_id == train_cfg.model:
+            return name
+    return train_cfg.name
+
+
+def table_variant(label: str) -> str:
+    """A run label as the comparison table names it (``grpo_default`` is the paper's trained model)."""
+    return {"grpo_default": "trained"}.get(label, label)
+
+
+def _serve(model_dir: str, device: str) -> Any:
+    from prove.eval.served import VLLMConfig, serve_local, serve_vllm
+
+    if device == "cpu":
+        return serve_local(model_dir=model_dir, threads=os.cpu_count())
+    return serve_vllm(VLLMConfig(model=model_dir))
+
+
+def evaluate_chain(config: str | Any, env_urls: str | Sequence[str], plan: EvalPlan | None,
+                   heldout: HeldoutPlan | None = None, *, results_dir: str | Path = "results",
+                   checkpoints_dir: str | Path = "checkpoints",
+                   labels: Sequence[str] | None = None) -> dict[str, Any]:
+    """Held-out turns (and ``plan``'s benchmarks, unless None) for every model of the chain.
+
+    Returns {"rows": long rows, "heldout": per-model summary table, "turns": per-turn table,
+    "benchmarks": {label: evaluate_model's result}}.
+    """
+    from prove.train.chain import trained_models
+    from prove.train.config import load_train_config
+
+    cfg = config if not isinstance(config, str) else load_train_config(config)
+    models = trained_models(cfg, results_dir, checkpoints_dir)
+    if labels is not None:
+        models = {k: v for k, v in models.items() if k in labels}
+    name = eval_model_name(cfg)
+    rows: list[dict[str, Any]] = []
+    summaries, turns, benchmarks = [], [], {}
+    for label, folder in models.items():
+        variant = table_variant(label)
+        per_turn, summary = evaluate_heldout(folder, cfg, env_urls, heldout, label=label)
+        summaries.append({"model": name, "run": label, **summary})
+        turns.append(per_turn)
+        rows += long_rows(name, variant, heldout=summary)
+        if plan is not None and plan.benchmarks:
+            with _serve(folder, cfg.device) as served:
+                run_plan = dataclasses.replace(plan, tokenizer_path=str(folder))
+                result = evaluate_model(name, variant, served.endpoint, run_plan)
+            benchmarks[label] = result
+            rows += result["rows"]
+        from prove.tracking import (
+            log_chain_eval,  # into the run's wandb run + summary.json; base: none
+        )
+
+        log_chain_eval(cfg, label, summary, benchmarks.get(label), results_dir, checkpoints_dir)
+    return {"rows": rows, "heldout": pd.DataFrame(summaries),
+            "turns": pd.concat(turns, ignore_index=True) if turns else pd.DataFrame(),
+            "benchmarks": benchmarks}
