@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from train_helpers import need_verl
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]  # the module fixture trains twice
 
 
 def _weights(folder: str | Path) -> dict[str, Any]:
@@ -28,6 +28,14 @@ def _weights(folder: str | Path) -> dict[str, Any]:
     for f in sorted(Path(folder).glob("*.safetensors")):
         out.update(load_file(f))
     return out
+
+
+def _first_turn(example: dict[str, Any]) -> dict[str, Any]:
+    """The example cut after its first turn (a short conversation: the test's SFT stays cheap)."""
+    from prove.train.rows import user_turn_positions
+
+    users = user_turn_positions(example["messages"])
+    return {**example, "messages": example["messages"][:users[1]], "turns": example["turns"][:1]}
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +49,7 @@ def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from prove.train.rows import sft_row, turn_rows, write_rows
 
     root = tmp_path_factory.mktemp("chain")
-    examples = [narrow_tools(e, 2) for e in demo_examples(2)]
-    conversations = [e for e in examples if e["kind"] == "multi_turn"]
+    conversations = [narrow_tools(_first_turn(e), 2) for e in demo_examples(2) if e["kind"] == "multi_turn"]
     rows = [r for e in conversations for r in turn_rows(e, split="train")][:2]
     for i, r in enumerate(rows):
         r["extra_info"]["index"] = i
@@ -63,7 +70,7 @@ def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
               "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu": 4,
               "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": 4,
               "trainer.save_freq": 1},
-        sft={**cfg.sft, "trainer.total_training_steps": 6, "trainer.total_epochs": 6, "data.max_length": 2048,
+        sft={**cfg.sft, "trainer.total_training_steps": 4, "trainer.total_epochs": 4, "data.max_length": 2048,
              "data.max_token_len_per_gpu": 2048, "optim.lr_warmup_steps_ratio": 0.0,
              "optim.lr_scheduler_type": "constant"},
     )
@@ -122,4 +129,4 @@ def test_heldout_evaluation_runs_the_trained_folder_live(chain: dict[str, Any]) 
                                           HeldoutPlan(max_rows=2, max_new_tokens=48), label="grpo")
     assert len(turns) == 2 and set(SUMMARY_KEYS) <= set(summary)
     assert turns["score"].between(0, 1).all() and (turns["n_gt"] == 2).all()
-    assert summary["gt_calls_per_turn"] == 2.0
+    assert summary["gt_calls_per_turn"] == 2.0 and summary["turns"] == 2.0

@@ -66,7 +66,7 @@ def evaluate_chain(config: str | Any, env_urls: str | Sequence[str], plan: EvalP
     from prove.train.chain import trained_models
     from prove.train.config import load_train_config
 
-    cfg = config if not isinstance(config, str) else load_train_config(config)
+    cfg = (config if not isinstance(config, str) else load_train_config(config)).with_results(results_dir)
     models = trained_models(cfg, results_dir, checkpoints_dir)
     if labels is not None:
         models = {k: v for k, v in models.items() if k in labels}

