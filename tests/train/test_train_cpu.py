@@ -292,3 +292,14 @@ def test_launch_stops_before_any_work_on_attention_this_machine_cannot_run(tmp_p
         launch(cfg, "default", results_dir=tmp_path, checkpoints_dir=tmp_path / "ckpt", init="base")
     run_dir = tmp_path / "train" / "smollm2-135m-default"
     assert not (run_dir / "trainer.log").exists() and not (run_dir / "metrics.jsonl").exists()
+
+
+def test_heldout_refuses_a_folder_without_weights(tmp_path: Path) -> None:
+    from prove.eval.heldout import evaluate_heldout
+    from prove.train.config import load_train_config
+
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(FileNotFoundError, match="holds no weights"):
+        evaluate_heldout(tmp_path, load_train_config("smollm2-135m"), "http://127.0.0.1:1")
+    with pytest.raises(FileNotFoundError, match="not an HF model folder"):
+        evaluate_heldout(tmp_path / "missing", load_train_config("smollm2-135m"), "http://127.0.0.1:1")

@@ -173,6 +173,11 @@ def evaluate_heldout(model_dir: str | Path, train_cfg: Any, env_urls: str | Sequ
     model_dir = Path(model_dir)
     if not (model_dir / "config.json").is_file():
         raise FileNotFoundError(f"{model_dir} is not an HF model folder (no config.json)")
+    if not any(model_dir.glob("*.safetensors")) and not any(model_dir.glob("*.bin")):
+        raise FileNotFoundError(
+            f"{model_dir} holds no weights (config and tokenizer only); evaluate a step saved with "
+            f"hf_model, or merge the step first: python -m verl.model_merger merge --backend fsdp "
+            f"--local_dir {model_dir.parent} --target_dir {model_dir}")
     parquet = train_cfg.data.resolve("rl_val")
     if not parquet.is_file():
         raise FileNotFoundError(f"held-out rows {parquet} are missing; prepare them with "
