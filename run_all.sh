@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # PROVE, headless: ./run_all.sh [--profile smoke|paper] runs notebooks 01..07 in order with papermill;
-# ./run_all.sh test [pytest args] runs ruff and the test suite. First use creates .venv and installs.
+# ./run_all.sh test [pytest args] runs ruff and the test suite; ./run_all.sh figures redraws figures/ from
+# results/ without recomputing. First use creates .venv and installs.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -76,11 +77,19 @@ run_notebooks() {
   echo "==> done: executed notebooks in executed/, tables in results/, figures in figures/"
 }
 
+redraw_figures() {
+  # Every figure under figures/ again from results/ (and the local runs), nothing recomputed.
+  "$PY" -m prove.figures --results results --figures figures "$@"
+}
+
 bootstrap
 bootstrap_tau2
 if [[ "${1:-}" == "test" ]]; then
   shift
   run_tests "$@"
+elif [[ "${1:-}" == "figures" ]]; then
+  shift
+  redraw_figures "$@"
 else
   run_notebooks "$@"
 fi

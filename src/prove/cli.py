@@ -1,4 +1,4 @@
-"""The `prove` command line: `prove serve`, `prove serve --stdio NAME`, `prove tools`.
+"""The `prove` command line: `prove serve`, `prove serve --stdio NAME`, `prove tools`, `prove runs`.
 
 Run `prove --help` (or `python -m prove --help`) for every subcommand and flag.
 """
@@ -131,6 +131,7 @@ DELEGATED = {
     "graph": ("prove.graph.build", "build the tool dependency graph (schema or LLM classifier)"),
     "synth": ("prove.synth.cli", "synthesize grounded conversations, replay-validate, export JSONL/parquet"),
     "train": ("prove.train.cli", "launch (or --dry-run print) a VERL GRPO/SFT run from configs/train"),
+    "runs": ("prove.tracking", "list the local training runs with their config and evaluation summary"),
 }
 
 

@@ -117,12 +117,17 @@ def _overrides(values: Mapping[str, Any]) -> list[str]:
 
 
 def run_env(paths: RunPaths, base: Mapping[str, str] | None = None,
-            device: str = "cuda") -> dict[str, str]:
+            device: str = "cuda", identity: Mapping[str, Any] | None = None) -> dict[str, str]:
     """Environment variables a run sets: file logger path, wandb dir, offline wandb unless a
-    key (or an explicit WANDB_MODE) is present, and on ``device="cpu"`` the CPU stand-in's
-    (``prove.train.cpu.CPU_ENV``)."""
+    key (or an explicit WANDB_MODE) is present, on ``device="cpu"`` the CPU stand-in's
+    (``prove.train.cpu.CPU_ENV``), and with ``identity`` (``prove.tracking.run_identity``) the
+    run's wandb project, group, name, id and tags (``prove.tracking.wandb_env``)."""
     base = os.environ if base is None else base
     env = {"VERL_FILE_LOGGER_PATH": str(paths.metrics), "WANDB_DIR": str(paths.run_dir)}
+    if identity is not None:
+        from prove.tracking import wandb_env
+
+        env.update(wandb_env(identity))
     if "WANDB_MODE" not in base and not base.get("WANDB_API_KEY"):
         env["WANDB_MODE"] = "offline"
     if device == "cpu":
