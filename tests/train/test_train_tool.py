@@ -223,6 +223,7 @@ def test_launch_serves_checks_tools_then_runs_the_trainer(
     monkeypatch.setattr(launch_mod, "check_device", lambda cfg: None)
     monkeypatch.setattr(preflight_mod, "preflight", lambda *a, **k: None)
     monkeypatch.setattr(launch_mod, "_record_model", lambda *a, **k: None)
+    monkeypatch.setattr(launch_mod, "_push_identity", lambda *a, **k: None)
     out = io.StringIO()
     assert launch_mod.launch(cfg, "lr_high", results_dir=tmp_path, out=out) == 0
     assert "environment up" in out.getvalue() and "-m" in seen["cmd"]

@@ -331,13 +331,25 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
     out = out or sys.stdout
     variant = cfg.variant(variant_name)
     paths = RunPaths.for_run(cfg, variant, results_dir, checkpoints_dir)
-    env = run_env(paths, device=cfg.device)
-    if not dry_run:
-        check_device(cfg)
     if steps is not None:
         cfg = cfg.with_steps(steps, sft=variant.trainer == "sft")
-    model = cfg.model if dry_run else init_model(cfg, variant, results_dir, checkpoints_dir, init)
+    model = cfg.model
+    if not dry_run:  # everything that can stop the run does so before any trainer starts
+        from prove.train.data import ensure_prepared
+        from prove.train.preflight import preflight
+
+        check_device(cfg)
+        model = init_model(cfg, variant, results_dir, checkpoints_dir, init)
+        ensure_prepared(cfg, ("sft_train", "sft_val") if variant.trainer == "sft"
+                        else ("rl_train", "rl_val"), out)
+        if variant.trainer == "grpo":
+            preflight(cfg.verl, model)  # attention this machine runs, a template that shows tools
+    from prove.tracking import run_identity, write_identity
+
+    identity = run_identity(cfg, variant)
+    env = run_env(paths, device=cfg.device, identity=identity)
     paths.run_dir.mkdir(parents=True, exist_ok=True)
+    write_identity(paths.run_dir, identity)
     if variant.trainer == "grpo":
         write_tool_config(paths.tool_config, cfg.env.urls, timeout=cfg.env.timeout,
                           servers=cfg.env.servers)
@@ -348,14 +360,6 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
     print("".join(f"{k}={shlex.quote(v)} " for k, v in env.items()) + shlex.join(cmd), file=out)
     if dry_run:
         return 0
-    from prove.train.data import ensure_prepared
-    from prove.train.preflight import preflight
-
-    if variant.trainer == "grpo":
-        preflight(cfg.verl, model)  # attention this machine runs, a template that shows tools
-
-    ensure_prepared(cfg, ("sft_train", "sft_val") if variant.trainer == "sft" else ("rl_train", "rl_val"),
-                    out)
     _set_metrics_aside(paths.metrics)
     if variant.trainer == "sft":
         code = _run(cmd, env, paths)
@@ -371,7 +375,18 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
     merge_metrics(paths.metrics)
     if code == 0:
         _record_model(cfg, variant, paths, model, out)
+        _push_identity(paths, out)
     return code
+
+
+def _push_identity(paths: RunPaths, out: Any) -> None:
+    """Put the run's config (run.json) into its wandb run; a tracking failure never fails a run."""
+    from prove.tracking import push_identity
+
+    try:
+        push_identity(paths.run_dir)
+    except Exception as exc:  # noqa: BLE001 - wandb is a view on the run, not the run itself
+        print(f"# wandb: could not write the run's config ({exc}); run.json holds it", file=out)
 
 
 def _record_model(cfg: TrainConfig, variant: Variant, paths: RunPaths, start: str, out: Any) -> None:
