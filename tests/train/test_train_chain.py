@@ -63,7 +63,10 @@ def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     cfg = load_train_config("smollm2-135m")
     cfg = dataclasses.replace(
         cfg, data=data, env=dataclasses.replace(cfg.env, port=free_port()), sft_lr=1e-4,
+        # temperature 0.7: the SFT'd 135M model keeps the call format often enough that a group of
+        # four rollouts differs in reward (at 1.0 most rollouts ramble to the length cap)
         verl={**cfg.verl, "actor_rollout_ref.rollout.n": 4, "data.max_response_length": 96,
+              "actor_rollout_ref.rollout.temperature": 0.7,
               "actor_rollout_ref.rollout.response_length": 96,
               "actor_rollout_ref.rollout.multi_turn.max_assistant_turns": 2,
               "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": 4,

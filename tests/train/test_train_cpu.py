@@ -103,7 +103,7 @@ def test_server_generates_greedy_tokens_with_their_logprobs(cpu: Any, policy: Pa
         logits = server.model(torch.tensor([prompt + a.token_ids])).logits[0]
     first = torch.log_softmax(logits[len(prompt) - 1].float(), -1)[a.token_ids[0]]
     assert abs(float(first) - a.log_probs[0]) < 1e-3
-    assert server.eos_ids == [tok.convert_tokens_to_ids("<|im_end|>")]
+    assert server.eos_ids == [tok.convert_tokens_to_ids("<|im_end|>"), tok.convert_tokens_to_ids("<|im_start|>")]
     if a.extra_fields["finish_reason"] == "completed":
         assert a.token_ids[-1] in server.eos_ids
 
@@ -139,7 +139,7 @@ def test_policy_folder_carries_the_fixed_tokenizer(policy: Path) -> None:
     assert tok.eos_token == tok.pad_token == "<|im_end|>" and tok.eos_token_id == 2
     assert tok.chat_template == HERMES_CHATML_TEMPLATE
     gen = json.loads((policy / "generation_config.json").read_text())
-    assert gen["eos_token_id"] == gen["pad_token_id"] == 2
+    assert gen["eos_token_id"] == [2, 1] and gen["pad_token_id"] == 2  # a turn ends at either
     cpu_tok = load_tokenizer()
     assert (cpu_tok.eos_token, cpu_tok.pad_token) == ("<|im_end|>", "<|im_end|>")
     ids = cpu_tok.pad({"input_ids": [[5, 6, 7], [5]]})["input_ids"]  # VERL pads every batch

@@ -109,12 +109,13 @@ def policy_model_dir(cache: Path | None = None) -> Path:
     What ``configs/train/smollm2-135m.yaml`` trains: VERL's trainers, its agent loop and the
     evaluation all read the tokenizer from the model folder, so the hermes template and the GGUF's
     eos/pad travel with the weights into every checkpoint. Built once beside the converted model
-    (weights hard-linked where the file system allows).
+    (weights hard-linked where the file system allows). Its generation config stops a turn at
+    ``<|im_end|>`` or ``<|im_start|>`` (every server that reads it: the hf rollout, transformers serve).
     """
     from prove.llm.weights import ensure_converted, publish_dir
 
     source = ensure_converted(cache=cache)
-    out = source.parent / f"{source.name}-policy"
+    out = source.parent / f"{source.name}-policy-v2"
     if (out / "config.json").is_file() and (out / "tokenizer_config.json").is_file():
         return out
 
@@ -133,7 +134,10 @@ def policy_model_dir(cache: Path | None = None) -> Path:
         tok.save_pretrained(tmp)
         gen_path = tmp / "generation_config.json"
         gen = json.loads(gen_path.read_text()) if gen_path.is_file() else {}
-        gen.update(eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+        # A ChatML turn ends at <|im_end|>; a small model sampling at temperature 1 sometimes opens
+        # the next turn instead (<|im_start|>) and writes the whole conversation on: both end it.
+        start = tok.convert_tokens_to_ids("<|im_start|>")
+        gen.update(eos_token_id=[tok.eos_token_id, start], pad_token_id=tok.pad_token_id)
         gen_path.unlink(missing_ok=True)  # a hard link: never write through it into the source
         gen_path.write_text(json.dumps(gen, indent=2) + "\n")
 

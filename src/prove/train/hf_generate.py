@@ -43,8 +43,7 @@ class HFGenerateServer:
                                                           attn_implementation="sdpa").to(self.device)
         self.model.eval()
         tokenizer = getattr(model_config, "tokenizer", None)
-        eos = getattr(model_config, "generation_config", None)
-        eos_ids = getattr(eos, "eos_token_id", None) if eos is not None else None
+        eos_ids = self.model.generation_config.eos_token_id  # the folder's generation_config.json
         if eos_ids is None and tokenizer is not None:
             eos_ids = tokenizer.eos_token_id
         self.eos_ids = [eos_ids] if isinstance(eos_ids, int) else list(eos_ids or [])
