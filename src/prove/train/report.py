@@ -1,4 +1,4 @@
-"""Tables, figures and run-following for the 05_train_grpo notebook (thin cells call these).
+"""Tables and figures for the 05_train_grpo notebook (thin cells call these).
 
     from prove.train import report
     report.config_table()                        # the four paper configs side by side
@@ -9,8 +9,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
@@ -20,11 +18,11 @@ from typing import Any
 import pandas as pd
 
 from prove.reward.config import ABLATIONS, COMPONENTS
-from prove.train.config import LR_KEYS, REPO_ROOT, load_train_config, paper_configs
+from prove.train.config import LR_KEYS, load_train_config, paper_configs
 
 __all__ = [
     "config_table", "variants_table", "reward_weights_table", "sweep_and_weights_figure",
-    "compose_checks", "find_runs", "load_metrics", "curves_figure", "start_run", "follow",
+    "compose_checks", "find_runs", "load_metrics", "curves_figure",
     "CURVE_METRICS",
 ]
 
@@ -160,34 +158,3 @@ def curves_figure(runs: dict[str, Path], metrics: Sequence[str] = CURVE_METRICS)
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
     return fig
-
-
-def start_run(config: str, variant: str, results_dir: str | Path = "results") -> tuple[subprocess.Popen, Path]:
-    """Launch ``prove train`` in the background (output in the run's launcher.log)."""
-    cfg = load_train_config(config)
-    run_dir = Path(results_dir).resolve() / "train" / cfg.experiment(variant)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    log = (run_dir / "launcher.log").open("ab")
-    proc = subprocess.Popen([sys.executable, "-m", "prove.train.cli", config, "--variant", variant,
-                             "--results-dir", str(Path(results_dir).resolve())],
-                            cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
-    return proc, run_dir
-
-
-def follow(proc: subprocess.Popen, run_dir: Path, every: float = 60.0, out: Any = None) -> int:
-    """Print the latest step's score and length until the run exits; return its exit code."""
-    out = out or sys.stdout
-    seen = -1
-    while True:
-        code = proc.poll()
-        metrics = run_dir / "metrics.jsonl"
-        if metrics.is_file() and metrics.stat().st_size:
-            frame = load_metrics(metrics)
-            if not frame.empty and int(frame["step"].iloc[-1]) != seen:
-                last = frame.iloc[-1]
-                seen = int(last["step"])
-                shown = {m: round(float(last[m]), 4) for m in CURVE_METRICS if m in frame}
-                print(f"step {seen}: {shown}", file=out, flush=True)
-        if code is not None:
-            return code
-        time.sleep(every)
