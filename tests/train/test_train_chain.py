@@ -49,31 +49,31 @@ def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     from prove.train.rows import sft_row, turn_rows, write_rows
 
     root = tmp_path_factory.mktemp("chain")
+    # SFT on one customer's conversation, GRPO on another customer's: the SFT'd model has learnt the
+    # call format but not this customer, so a group of rollouts differs (name copied or not).
     conversations = [narrow_tools(_first_turn(e), 2) for e in demo_examples(2) if e["kind"] == "multi_turn"]
     rows = [r for e in conversations for r in turn_rows(e, split="train")][:2]
     for i, r in enumerate(rows):
         r["extra_info"]["index"] = i
     data = DataPaths(**{k: str(root / "data" / f"{k}.parquet")
                         for k in ("rl_train", "rl_val", "sft_train", "sft_val")})
-    write_rows(rows[:1], data.rl_train)
+    write_rows(rows[1:], data.rl_train)
     write_rows(rows, data.rl_val)
-    write_rows([sft_row(e) for e in conversations], data.sft_train)
-    write_rows([sft_row(e) for e in conversations], data.sft_val)
+    write_rows([sft_row(conversations[0])], data.sft_train)
+    write_rows([sft_row(conversations[0])], data.sft_val)
 
     cfg = load_train_config("smollm2-135m")
     cfg = dataclasses.replace(
         cfg, data=data, env=dataclasses.replace(cfg.env, port=free_port()), sft_lr=1e-4,
-        # temperature 0.7: the SFT'd 135M model keeps the call format often enough that a group of
-        # four rollouts differs in reward (at 1.0 most rollouts ramble to the length cap)
-        verl={**cfg.verl, "actor_rollout_ref.rollout.n": 4, "data.max_response_length": 96,
-              "actor_rollout_ref.rollout.temperature": 0.7,
-              "actor_rollout_ref.rollout.response_length": 96,
-              "actor_rollout_ref.rollout.multi_turn.max_assistant_turns": 2,
+        verl={**cfg.verl, "actor_rollout_ref.rollout.n": 4, "data.max_response_length": 256,
+              "actor_rollout_ref.rollout.response_length": 256,  # two calls and their responses
+              "actor_rollout_ref.rollout.multi_turn.max_assistant_turns": 3,
               "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": 4,
               "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu": 4,
               "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": 4,
               "trainer.save_freq": 1},
-        sft={**cfg.sft, "trainer.total_training_steps": 4, "trainer.total_epochs": 4, "data.max_length": 2048,
+        sft={**cfg.sft, "trainer.total_training_steps": 3, "trainer.total_epochs": 3, "data.max_length": 2048,
+             "data.train_batch_size": 1, "data.micro_batch_size_per_gpu": 1,
              "data.max_token_len_per_gpu": 2048, "optim.lr_warmup_steps_ratio": 0.0,
              "optim.lr_scheduler_type": "constant"},
     )
@@ -104,10 +104,12 @@ def test_one_grpo_step_ran_through_verl_with_the_cpu_rollout(chain: dict[str, An
 def test_rollouts_reach_live_episodes_through_prove_tool(chain: dict[str, Any]) -> None:
     rollouts = [json.loads(x) for x in (chain["grpo"].run_dir / "rollouts" / "1.jsonl").read_text().splitlines()]
     assert len(rollouts) == 4  # one prompt x rollout.n
-    reached = [r for r in rollouts if "<tool_response>" in r["output"]]
-    assert reached, [r["output"][:300] for r in rollouts]
-    # a response that reached a server carries the live answer or its error, never our stand-in
-    assert any('"account' in r["output"] or "Error:" in r["output"] for r in reached)
+    answers = [r["output"].split("<tool_response>\n", 1)[1].split("\n</tool_response>", 1)[0]
+               for r in rollouts if "<tool_response>" in r["output"]]
+    assert answers, [r["output"][:300] for r in rollouts]
+    # what came back is the live server's answer (JSON with its paging total) or its error
+    assert all(a.startswith("Error:") or "total" in json.loads(a) for a in answers)
+    assert any(not a.startswith("Error:") for a in answers)
 
 
 def test_the_update_changes_the_policy(chain: dict[str, Any]) -> None:
