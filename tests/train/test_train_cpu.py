@@ -303,3 +303,18 @@ def test_heldout_refuses_a_folder_without_weights(tmp_path: Path) -> None:
         evaluate_heldout(tmp_path, load_train_config("smollm2-135m"), "http://127.0.0.1:1")
     with pytest.raises(FileNotFoundError, match="not an HF model folder"):
         evaluate_heldout(tmp_path / "missing", load_train_config("smollm2-135m"), "http://127.0.0.1:1")
+
+
+def test_scripted_stand_in_ends_its_turns_with_im_end(cpu: Any) -> None:
+    import asyncio
+
+    from prove.train.chat_template import load_tokenizer
+    from prove.train.rollout import ScriptedLLM
+
+    tok = load_tokenizer()
+    row = {"prompt": [{"role": "user", "content": "Which accounts do I have?"}]}
+    llm = ScriptedLLM(tok, [row], [["Done."]])
+    prompt = tok.encode(tok.apply_chat_template(row["prompt"], add_generation_prompt=True, tokenize=False),
+                        add_special_tokens=False)
+    out = asyncio.run(llm.generate(request_id="r", prompt_ids=prompt, sampling_params={}))
+    assert tok.convert_ids_to_tokens(out.token_ids[-1]) == "<|im_end|>"  # was <|im_start|>
