@@ -318,3 +318,23 @@ def test_scripted_stand_in_ends_its_turns_with_im_end(cpu: Any) -> None:
                         add_special_tokens=False)
     out = asyncio.run(llm.generate(request_id="r", prompt_ids=prompt, sampling_params={}))
     assert tok.convert_ids_to_tokens(out.token_ids[-1]) == "<|im_end|>"  # was <|im_start|>
+
+
+def test_trainer_output_reaches_a_notebook_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a kernel sys.stdout has no byte buffer: the metric lines go to ``out``, all to the log."""
+    import io
+    import sys as _sys
+
+    from prove.train.launch import RunPaths, _run
+
+    class KernelStream(io.StringIO):
+        pass  # no .buffer, like ipykernel's OutStream
+
+    monkeypatch.setattr(_sys, "stdout", KernelStream())
+    paths = RunPaths(tmp_path, tmp_path / "ckpt")
+    out = io.StringIO()
+    code = _run([_sys.executable, "-c", "print('config dump'); print('step:1 - loss:0.5'); "
+                 "import sys; sys.exit(3)"], {}, paths, out)
+    assert code == 3
+    assert out.getvalue().strip() == "step:1 - loss:0.5"
+    assert paths.log.read_text().splitlines() == ["config dump", "step:1 - loss:0.5"]

@@ -208,7 +208,7 @@ def test_launch_serves_checks_tools_then_runs_the_trainer(
                               data=DataPaths(rl_train=str(rl_parquet), rl_val=str(rl_parquet)))
     seen: dict[str, Any] = {}
 
-    def fake_run(cmd: list[str], env: dict[str, str], paths: Any) -> int:
+    def fake_run(cmd: list[str], env: dict[str, str], paths: Any, out: Any = None) -> int:
         seen["cmd"], seen["health"] = cmd, [json.loads(urllib.request.urlopen(
             f"{u}/control/health", timeout=5).read()) for u in cfg.env.urls]
         with pytest.raises(RuntimeError, match="different tool set"):

@@ -362,7 +362,7 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
         return 0
     _set_metrics_aside(paths.metrics)
     if variant.trainer == "sft":
-        code = _run(cmd, env, paths)
+        code = _run(cmd, env, paths, out)
     else:
         from prove.env.launch import EnvServer
 
@@ -371,7 +371,7 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
                        extra_args=extra) as server:
             check_servers(server.urls, read_tool_names(paths.tool_config))
             print(f"# environment up: {', '.join(server.urls)}", file=out)
-            code = _run(cmd, env, paths)
+            code = _run(cmd, env, paths, out)
     merge_metrics(paths.metrics)
     if code == 0:
         _record_model(cfg, variant, paths, model, out)
@@ -402,14 +402,21 @@ def _record_model(cfg: TrainConfig, variant: Variant, paths: RunPaths, start: st
     print(f"# model: {folder}", file=out)
 
 
-def _run(cmd: Sequence[str], env: Mapping[str, str], paths: RunPaths) -> int:
-    """Run the trainer from the repository root, teeing its output into trainer.log."""
+def _run(cmd: Sequence[str], env: Mapping[str, str], paths: RunPaths, out: Any = None) -> int:
+    """Run the trainer from the repository root, teeing its output into trainer.log.
+
+    On a terminal every line is echoed as it comes; where stdout is no byte stream (a notebook
+    kernel) only the trainer's per-step metric lines and errors are, decoded, to ``out``."""
+    raw = getattr(sys.stdout, "buffer", None)
     with paths.log.open("ab") as log:
         proc = subprocess.Popen(list(cmd), cwd=REPO_ROOT, env={**os.environ, **env},
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         assert proc.stdout is not None
         for line in proc.stdout:
-            sys.stdout.buffer.write(line)
-            sys.stdout.flush()
             log.write(line)
+            if raw is not None:
+                raw.write(line)
+                sys.stdout.flush()
+            elif b"step:" in line or b"Error" in line or b"Traceback" in line:
+                print(line.decode("utf-8", "replace").rstrip()[-2000:], file=out or sys.stdout)
         return proc.wait()
