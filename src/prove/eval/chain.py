@@ -63,6 +63,7 @@ def evaluate_chain(config: str | Any, env_urls: str | Sequence[str], plan: EvalP
     Returns {"rows": long rows, "heldout": per-model summary table, "turns": per-turn table,
     "benchmarks": {label: evaluate_model's result}}.
     """
+    from prove.tracking import log_chain_eval
     from prove.train.chain import trained_models
     from prove.train.config import load_train_config
 
@@ -85,10 +86,7 @@ def evaluate_chain(config: str | Any, env_urls: str | Sequence[str], plan: EvalP
                 result = evaluate_model(name, variant, served.endpoint, run_plan)
             benchmarks[label] = result
             rows += result["rows"]
-        from prove.tracking import (
-            log_chain_eval,  # into the run's wandb run + summary.json; base: none
-        )
-
+        # into the run's wandb run and its summary.json (base has no run: nothing)
         log_chain_eval(cfg, label, summary, benchmarks.get(label), results_dir, checkpoints_dir)
     return {"rows": rows, "heldout": pd.DataFrame(summaries),
             "turns": pd.concat(turns, ignore_index=True) if turns else pd.DataFrame(),
