@@ -340,10 +340,10 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
 
         check_device(cfg)
         model = init_model(cfg, variant, results_dir, checkpoints_dir, init)
-        ensure_prepared(cfg, ("sft_train", "sft_val") if variant.trainer == "sft"
-                        else ("rl_train", "rl_val"), out)
         if variant.trainer == "grpo":
             preflight(cfg.verl, model)  # attention this machine runs, a template that shows tools
+        ensure_prepared(cfg, ("sft_train", "sft_val") if variant.trainer == "sft"
+                        else ("rl_train", "rl_val"), out)
     from prove.tracking import run_identity, write_identity
 
     identity = run_identity(cfg, variant)
