@@ -338,3 +338,19 @@ def test_trainer_output_reaches_a_notebook_kernel(tmp_path: Path, monkeypatch: p
     assert code == 3
     assert out.getvalue().strip() == "step:1 - loss:0.5"
     assert paths.log.read_text().splitlines() == ["config dump", "step:1 - loss:0.5"]
+
+
+def test_heldout_runs_inside_a_running_event_loop() -> None:
+    """Notebook cells run inside an event loop; the evaluation must not call asyncio.run there."""
+    import asyncio
+
+    from prove.eval.heldout import _run_to_completion
+
+    async def answer() -> int:
+        await asyncio.sleep(0)
+        return 42
+
+    async def cell() -> int:
+        return _run_to_completion(answer())
+
+    assert asyncio.run(cell()) == 42 and _run_to_completion(answer()) == 42

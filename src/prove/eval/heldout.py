@@ -165,6 +165,19 @@ async def _run(verl_cfg: Any, parquet: Path, plan: HeldoutPlan) -> list[dict[str
     return rows
 
 
+def _run_to_completion(coro: Any) -> Any:
+    """``asyncio.run``, on a thread of its own when this thread already runs a loop (a notebook):
+    VERL's workers bind the loop they are built on, so the evaluation gets a fresh one."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def evaluate_heldout(model_dir: str | Path, train_cfg: Any, env_urls: str | Sequence[str],
                      plan: HeldoutPlan | None = None, label: str = "") -> tuple[pd.DataFrame, dict[str, Any]]:
     """Run the held-out rows against the model folder; returns (per-turn table, summary)."""
@@ -184,7 +197,7 @@ def evaluate_heldout(model_dir: str | Path, train_cfg: Any, env_urls: str | Sequ
                                 f"python -m prove.train.data {train_cfg.name}")
     with tempfile.TemporaryDirectory(prefix="prove-heldout-") as tmp:
         verl_cfg = _verl_config(model_dir, train_cfg, urls, Path(tmp), plan)
-        raw = asyncio.run(_run(verl_cfg, parquet, plan))
+        raw = _run_to_completion(_run(verl_cfg, parquet, plan))
     records = []
     for r in raw:
         extra, gt = r["extra_info"], json.loads(r["reward_model"]["ground_truth"])
