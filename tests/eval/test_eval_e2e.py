@@ -42,7 +42,7 @@ def test_smoke_profile_bfcl_entries_run_through_the_real_generation_path_and_off
         assert row["total"] == 1 and 0 <= row["correct"] <= row["total"]
         assert not math.isnan(row["accuracy_reachable"])
     assert 0.0 <= score["overall"] <= 1.0 and score["complete"] is False  # a handful, not all 800
-    run_dir = tmp_path / "bfcl" / "result" / "prove_SmolLM2-135M-base" / "multi_turn"
+    run_dir = tmp_path / "bfcl" / "SmolLM2-135M-base" / "result" / "prove_SmolLM2-135M-base" / "multi_turn"
     seen = []
     for cat in plan.bfcl_categories:
         entries = [json.loads(line) for line in (run_dir / f"BFCL_v4_{cat}_result.json").read_text().splitlines()]

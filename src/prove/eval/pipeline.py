@@ -94,7 +94,9 @@ def evaluate_model(model: str, variant: str, endpoint: Endpoint, plan: EvalPlan)
         cfg = BFCLConfig(label=label, handler=spec.handler if spec else "QwenFCHandler",
                          is_fc_model=spec.is_fc_model if spec else True,
                          categories=plan.bfcl_categories, ids=plan.bfcl_ids, tokenizer_path=plan.tokenizer_path,
-                         project_dir=out / "bfcl", num_threads=plan.bfcl_num_threads,
+                         # one bfcl project per model: bfcl's evaluate tabulates every model in
+                         # its project, and a child knows only the model it registered
+                         project_dir=out / "bfcl" / label, num_threads=plan.bfcl_num_threads,
                          max_new_tokens=plan.bfcl_max_new_tokens,
                          max_steps_per_turn=plan.bfcl_max_steps_per_turn)
         adapter = BFCL(cfg)
