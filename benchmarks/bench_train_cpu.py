@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     from prove.train.launch import RunPaths, launch
 
     out = Path(args.out or tempfile.mkdtemp(prefix="prove-bench-train-"))
+    out.mkdir(parents=True, exist_ok=True)
     cfg = load_train_config(args.config)
     # the data is prepared into the scratch folder from the config's synthesis export
     data = dataclasses.replace(cfg.data, **{k: str(out / "data" / f"{k}.parquet")

@@ -538,6 +538,9 @@ class Tau2:
         target = data / "simulations" / f"{name}.json"
         log = self.cfg.results_dir / "logs" / f"{name}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
+        # every evaluation starts fresh: a file left by an earlier run (another server port, so
+        # another config) would make τ² stop on "the run config has changed"
+        target.unlink(missing_ok=True)
         with log.open("w") as fh:
             # τ² asks before resuming an existing file (yes) and again if its config changed (no: stop)
             proc = subprocess.run(cmd, input="y\nn\n", text=True, stdout=fh, stderr=subprocess.STDOUT,
