@@ -8,8 +8,8 @@ results/checkpoints folder, sampling the whole process tree's memory every secon
 from /proc/<pid>/smaps_rollup: pages shared between the trainer, Ray workers and the rollout
 server counted once, unlike summed RSS). Seconds per step come from VERL's own step timers in
 ``metrics.jsonl`` (``timing_s/step`` for GRPO; wall time between SFT steps from its log);
-the rollout split comes from VERL's agent-loop timers (``timing_s/agent_loop/tool_calls/mean``
-against ``.../generate_sequences/mean``). Prints one table; never run as a test.
+the rollout split comes from VERL's per-trajectory agent-loop timers (generation vs tool calls) on
+the trained model, run through the training agent path. Prints one table; never run as a test.
 """
 
 from __future__ import annotations
@@ -73,12 +73,32 @@ def _run(label: str, fn, sampler_every: float = 1.0) -> dict:
             "peak_uss_gb": sampler.peak_uss / 2**30, "peak_pss_gb": sampler.peak_pss / 2**30}
 
 
+def _rollout_split(cfg, results: Path, ckpt: Path, rows: int) -> None:
+    """Rollout time in tool calls vs generation, from VERL's per-trajectory timers (AgentLoopMetrics)
+    on the GRPO model: the training agent path (AgentLoopWorker, prove_tool_agent, ProveTool,
+    prove serve) with greedy generation, as the held-out evaluation runs it."""
+    import json as _json
+
+    from prove.env.launch import EnvServer
+    from prove.eval.heldout import HeldoutPlan, evaluate_heldout
+    from prove.train.launch import RunPaths
+
+    model = _json.loads(RunPaths.for_run(cfg, cfg.variant("default"), results, ckpt).model.read_text())
+    with EnvServer() as server:
+        turns, _ = evaluate_heldout(model["hf_model"], cfg, server.url, HeldoutPlan(max_rows=rows))
+    gen, tool = float(turns["generate_s"].sum()), float(turns["tool_calls_s"].sum())
+    print(f"rollout split over {len(turns)} trajectories ({int(turns['n_pred'].sum())} tool calls): "
+          f"generation {gen:.1f}s, tool calls {tool:.2f}s, tool share {tool / (gen + tool):.1%}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="smollm2-135m")
     parser.add_argument("--sft-steps", type=int, default=2)
     parser.add_argument("--grpo-steps", type=int, default=2)
     parser.add_argument("--out", default=None, help="scratch folder (default: a temporary one)")
+    parser.add_argument("--rollout-rows", type=int, default=6,
+                        help="held-out rows run through the agent path for the tool/generation split")
     args = parser.parse_args(argv)
 
     import dataclasses
@@ -120,14 +140,14 @@ def main(argv: list[str] | None = None) -> int:
               f"{p['peak_pss_gb']:>12.2f}")
     if step_s:
         print(f"GRPO timing_s/step (VERL): {', '.join(f'{s:.1f}' for s in step_s)}")
-        share = [t / (t + g) if t + g > 0 else float("nan") for t, g in zip(tool, gen, strict=True)]
-        print("rollout time per trajectory: generation "
-              + ", ".join(f"{g:.2f}s" for g in gen) + "; tool calls " + ", ".join(f"{t:.3f}s" for t in tool)
-              + "; tool share " + ", ".join(f"{s:.1%}" for s in share))
+        if not all(g != g for g in gen):  # VERL's v1 trainer does not log the agent-loop timers
+            print("agent-loop timers (VERL): generation " + ", ".join(f"{g:.2f}s" for g in gen)
+                  + "; tool calls " + ", ".join(f"{t:.3f}s" for t in tool))
         for key in ("response_length/mean", "critic/score/mean", "actor/pg_loss", "actor/grad_norm"):
             vals = [d.get(key) for d in grpo_steps]
             print(f"  {key}: {vals}")
     print(f"(wall s includes each trainer's start-up: Ray, model load, data preparation; folder {out})")
+    _rollout_split(cfg, results, ckpt, args.rollout_rows)
     return 0
 
 

@@ -202,10 +202,12 @@ def test_resumed_metrics_keep_every_step(tmp_path: Path) -> None:
     metrics.write_text("".join(json.dumps({"step": s, "data": {"r": s}}) + "\n" for s in (1, 2, 3)))
     _set_metrics_aside(metrics)  # what launch does before a (resumed) run starts
     assert not metrics.exists()
-    metrics.write_text("".join(json.dumps({"step": s, "data": {"r": 10 * s}}) + "\n" for s in (3, 4)))
-    assert merge_metrics(metrics) == 4
+    metrics.write_text("".join(json.dumps({"step": s, "data": {"r": 10 * s}}) + "\n" for s in (3, 4))
+                       + json.dumps({"step": 4, "data": {"val": 1}}) + "\n")  # VERL: val on its own line
+    assert merge_metrics(metrics) == 5
     lines = [json.loads(x) for x in metrics.read_text().splitlines()]
-    assert [x["step"] for x in lines] == [1, 2, 3, 4] and lines[2]["data"]["r"] == 30
+    assert [x["step"] for x in lines] == [1, 2, 3, 4, 4] and lines[2]["data"]["r"] == 30
+    assert lines[3]["data"] == {"r": 40} and lines[4]["data"] == {"val": 1}
     assert not list(tmp_path.glob("metrics.part*"))
 
 

@@ -159,7 +159,10 @@ async def _run(verl_cfg: Any, parquet: Path, plan: HeldoutPlan) -> list[dict[str
                          "log": list(extra.get("tool_calls") or []),
                          "scores": dict(extra.get("reward_extra_info") or {}),
                          "response_tokens": int(out.response_mask.sum()) if hasattr(out, "response_mask")
-                         else None})
+                         else None,
+                         # VERL's own per-trajectory timers (AgentLoopMetrics), seconds
+                         "generate_s": float(out.metrics.generate_sequences),
+                         "tool_calls_s": float(out.metrics.tool_calls)})
     finally:
         await close_clients()
     return rows
@@ -214,6 +217,7 @@ def evaluate_heldout(model_dir: str | Path, train_cfg: Any, env_urls: str | Sequ
             "calls": " ".join(str(e.get("name")) for e in r["log"]) or "(none)",
             "gt_calls": " ".join(c["name"] for c in gt.get("calls") or []) or "(none)",
             "response_tokens": r["response_tokens"],
+            "generate_s": r["generate_s"], "tool_calls_s": r["tool_calls_s"],
         })
     turns = pd.DataFrame.from_records(records)
     summary = {"label": label, "model": str(model_dir), **summarise(turns)}

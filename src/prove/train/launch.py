@@ -204,27 +204,31 @@ def merge_metrics(metrics: Path) -> int:
 
     VERL's file logger opens the file with "wb", so a resumed run would lose every step before
     the restart: ``launch`` moves the old file aside as ``metrics.partN.jsonl`` before it starts,
-    and this merges the parts in order (a step logged again after a resume replaces the earlier
-    line). Returns the number of steps in the merged file.
+    and this joins the parts in order. A segment replaces what earlier ones logged from its first
+    step on (a resumed run redoes the steps after its checkpoint); within a segment every line is
+    kept (VERL logs training and validation metrics of one step on separate lines). Returns the
+    number of lines written.
     """
     import json
 
     parts = sorted(metrics.parent.glob("metrics.part*.jsonl"),
                    key=lambda p: int(p.name[len("metrics.part"):-len(".jsonl")]))
-    by_step: dict[Any, bytes] = {}
+    kept: list[tuple[Any, bytes]] = []
     for path in [*parts, metrics]:
         if not path.is_file():
             continue
-        for line in path.read_bytes().splitlines():
-            if line.strip():
-                by_step[json.loads(line).get("step")] = line
-    if not by_step:
+        lines = [(json.loads(x).get("step"), x) for x in path.read_bytes().splitlines() if x.strip()]
+        steps = [s for s, _ in lines if isinstance(s, (int, float))]
+        if steps:
+            first = min(steps)
+            kept = [(s, x) for s, x in kept if isinstance(s, (int, float)) and s < first]
+        kept += lines
+    if not kept and not metrics.is_file():
         return 0
-    ordered = sorted(by_step.items(), key=lambda kv: (kv[0] is None, kv[0] if kv[0] is not None else 0))
-    metrics.write_bytes(b"".join(line + b"\n" for _, line in ordered))
+    metrics.write_bytes(b"".join(x + b"\n" for _, x in kept))
     for path in parts:
         path.unlink()
-    return len(ordered)
+    return len(kept)
 
 
 def _set_metrics_aside(metrics: Path) -> None:
