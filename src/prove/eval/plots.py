@@ -111,7 +111,10 @@ HELDOUT_METRICS = ("heldout_reward", "heldout_coverage", "exact_turn", "abstenti
 def plot_heldout(summary: pd.DataFrame, path: str | Path) -> Path:
     """PROVE's held-out metrics (share, 0..1) and calls per turn, one bar per run (base, sft, grpo_*)."""
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11, 3.6), gridspec_kw={"width_ratios": [3, 1]})
+    order = {"base": 0, "sft": 1}  # base, SFT, then the GRPO runs in their order
+    summary = summary.iloc[sorted(range(len(summary)), key=lambda i: (order.get(summary["run"].iloc[i], 2), i))]
     table = summary.set_index("run")[list(HELDOUT_METRICS)].T
+    table.index = [name.replace("_", "\n", 1) for name in table.index]
     _grouped_bars(ax, table, "share of held-out turns / mean reward")
     ax.set_ylim(0, 1.1)
     ax.set_title("PROVE held-out turns, executed live")
