@@ -5,6 +5,7 @@
     prove train qwen3-4b --list                                   # the config's variants
     prove train smollm2-135m --variant sft                        # CPU: SFT of SmolLM2-135M
     prove train smollm2-135m                                      # CPU: GRPO from that SFT model
+    prove train smollm2-135m --engine trl                         # the same GRPO with TRL's GRPOTrainer
     python -m prove.train.cli qwen3-4b --dry-run                  # same, without the `prove` hook
 
 Wire into `prove`'s CLI with ``prove.train.cli.add_parser(subparsers)``.
@@ -31,6 +32,9 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--init", default=None,
                         help="what GRPO starts from: base, sft (this config's SFT run) or an HF "
                              "model folder (default: the config's grpo_init)")
+    parser.add_argument("--engine", default="verl", choices=("verl", "trl"),
+                        help="GRPO trainer: verl (the paper's, default) or trl (TRL's GRPOTrainer over the "
+                             "same environments and reward: one process, one device); SFT is VERL's either way")
     parser.add_argument("--steps", type=int, default=None,
                         help="training steps for this run (default: the config's)")
     parser.add_argument("--results-dir", default="results",
@@ -52,7 +56,8 @@ def _run(args: argparse.Namespace) -> int:
                 print(f"{name:<14} {v.trainer:<5} lr={v.lr:<8g} reward={v.reward:<14} {v.description}")
             return 0
         return launch(cfg, args.variant, dry_run=args.dry_run, results_dir=args.results_dir,
-                      checkpoints_dir=args.checkpoints_dir, init=args.init, steps=args.steps)
+                      checkpoints_dir=args.checkpoints_dir, init=args.init, steps=args.steps,
+                      engine=args.engine)
     except (FileNotFoundError, ValueError) as exc:
         print(f"prove train: {exc}", file=sys.stderr)
         return 2

@@ -39,7 +39,7 @@ imports ``prove.train.cpu``, the CPU stand-in, in each of its processes."""
 __all__ = [
     "RunPaths", "hydra_value", "grpo_overrides", "sft_overrides", "run_env", "build_command",
     "check_servers", "launch", "hf_checkpoint", "init_model", "check_device", "merge_metrics",
-    "SAVE_CONTENTS",
+    "SAVE_CONTENTS", "ENGINES", "check_engine",
 ]
 
 SAVE_CONTENTS = ["model", "optimizer", "extra", "hf_model"]
@@ -292,9 +292,27 @@ def sft_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths,
     return _overrides(values)
 
 
+ENGINES = ("verl", "trl")
+"""``verl``: every run with VERL (the paper's path). ``trl``: GRPO with TRL's GRPOTrainer over the
+same environments and reward (``prove.train.trl_engine``; one process, one device); SFT stays VERL's."""
+
+
+def check_engine(engine: str) -> None:
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; valid: {', '.join(ENGINES)}")
+
+
 def build_command(cfg: TrainConfig, variant: Variant, paths: RunPaths,
-                  env: Mapping[str, str] | None = None, model: str | None = None) -> list[str]:
-    """The exact argv of the run: ``python -m verl.trainer.main_ppo ...`` or torchrun SFT."""
+                  env: Mapping[str, str] | None = None, model: str | None = None,
+                  engine: str = "verl") -> list[str]:
+    """The exact argv of the run: ``python -m verl.trainer.main_ppo ...``, torchrun SFT, or
+    (``engine="trl"``, GRPO) ``python -m prove.train.trl_engine ...``."""
+    check_engine(engine)
+    if engine == "trl" and variant.trainer == "grpo":
+        return [sys.executable, "-m", "prove.train.trl_engine", str(cfg.path), "--variant", variant.name,
+                "--model", str(model or cfg.model), "--run-dir", str(paths.run_dir),
+                "--checkpoints", str(paths.checkpoints), "--steps", str(cfg.steps),
+                *[a for url in cfg.env.urls for a in ("--env-url", url)]]
     if variant.trainer == "sft":
         return [sys.executable, "-m", "torch.distributed.run", "--standalone",
                 f"--nnodes={cfg.nnodes}", f"--nproc_per_node={cfg.gpus}",
@@ -330,9 +348,11 @@ def _write_command(paths: RunPaths, cmd: Sequence[str], env: Mapping[str, str]) 
 
 def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = False,
            results_dir: str | Path = "results", checkpoints_dir: str | Path = "checkpoints",
-           out: Any = None, init: str | None = None, steps: int | None = None) -> int:
+           out: Any = None, init: str | None = None, steps: int | None = None,
+           engine: str = "verl") -> int:
     """Write the run's tool config and command; print it (dry run) or serve, check and train."""
     out = out or sys.stdout
+    check_engine(engine)
     variant = cfg.variant(variant_name)
     paths = RunPaths.for_run(cfg, variant, results_dir, checkpoints_dir)
     if steps is not None:
@@ -344,23 +364,24 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
 
         check_device(cfg)
         model = init_model(cfg, variant, results_dir, checkpoints_dir, init)
-        if variant.trainer == "grpo":
+        if variant.trainer == "grpo" and engine == "verl":
             preflight(cfg.verl, model)  # attention this machine runs, a template that shows tools
         ensure_prepared(cfg, ("sft_train", "sft_val") if variant.trainer == "sft"
                         else ("rl_train", "rl_val"), out)
     from prove.tracking import run_identity, write_identity
 
-    identity = run_identity(cfg, variant)
+    identity = run_identity(cfg, variant, engine=engine if variant.trainer == "grpo" else "verl")
     env = run_env(paths, device=cfg.device, identity=identity)
     paths.run_dir.mkdir(parents=True, exist_ok=True)
     write_identity(paths.run_dir, identity)
     if variant.trainer == "grpo":
         write_tool_config(paths.tool_config, cfg.env.urls, timeout=cfg.env.timeout,
                           servers=cfg.env.servers)
-    cmd = build_command(cfg, variant, paths, env, model)
+    cmd = build_command(cfg, variant, paths, env, model, engine)
     _write_command(paths, cmd, env)
     print(f"# {cfg.experiment(variant.name)}: {variant.description} (lr {variant.lr:g}, "
-          f"reward {variant.reward}, from {model})", file=out)
+          f"reward {variant.reward}, from {model}, engine {engine if variant.trainer == 'grpo' else 'verl'})",
+          file=out)
     print("".join(f"{k}={shlex.quote(v)} " for k, v in env.items()) + shlex.join(cmd), file=out)
     if dry_run:
         return 0
@@ -378,7 +399,7 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
             code = _run(cmd, env, paths, out)
     merge_metrics(paths.metrics)
     if code == 0:
-        _record_model(cfg, variant, paths, model, out)
+        _record_model(cfg, variant, paths, model, out, engine if variant.trainer == "grpo" else "verl")
         _push_identity(paths, out)
     return code
 
@@ -393,7 +414,8 @@ def _push_identity(paths: RunPaths, out: Any) -> None:
         print(f"# wandb: could not write the run's config ({exc}); run.json holds it", file=out)
 
 
-def _record_model(cfg: TrainConfig, variant: Variant, paths: RunPaths, start: str, out: Any) -> None:
+def _record_model(cfg: TrainConfig, variant: Variant, paths: RunPaths, start: str, out: Any,
+                  engine: str = "verl") -> None:
     """Write ``model.json``: the run's HF model folder, what it started from, its steps."""
     import json
 
@@ -401,7 +423,7 @@ def _record_model(cfg: TrainConfig, variant: Variant, paths: RunPaths, start: st
     step = int(folder.parts[-3 if folder.parent.name == "actor" else -2].rsplit("_", 1)[-1])
     paths.model.write_text(json.dumps({
         "config": cfg.name, "variant": variant.name, "trainer": variant.trainer,
-        "reward": variant.reward, "lr": variant.lr, "init": start, "hf_model": str(folder),
+        "reward": variant.reward, "lr": variant.lr, "engine": engine, "init": start, "hf_model": str(folder),
         "global_step": step}, indent=2) + "\n")
     print(f"# model: {folder}", file=out)
 

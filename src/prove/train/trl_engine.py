@@ -1,0 +1,474 @@
+"""GRPO with TRL's ``GRPOTrainer`` over PROVE's live environments: ``prove train CONFIG --engine trl``.
+
+    prove train smollm2-135m --variant sft                 # SFT (VERL's SFT trainer)
+    prove train smollm2-135m --engine trl                  # GRPO with TRL, from that SFT model
+    python -m prove.train.trl_engine smollm2-135m --variant recall_only --model DIR \\
+        --run-dir results/train/smollm2-135m-recall_only --checkpoints DIR --env-url URL   # what it runs
+
+The same environments, reward and rows as the VERL path, on TRL's trainer (one process, one
+device: what a laptop or a single-GPU user runs). TRL's own generation renders one fixed tool set
+for every prompt, so PROVE supplies the rollout (TRL's ``rollout_func``) and TRL does everything
+else — group advantages, the clipped policy-gradient loss, KL, the optimiser, logging:
+
+* each rollout of a row opens its own live episode on ``prove serve`` from the row's seed and
+  prefix (``prove.train.session``, as ``ProveTool`` does); the prompt is rendered with the row's
+  offered tools (``extra_info["tools"]``) by the model's chat template;
+* generation is the policy's own ``generate`` (sampling as configured), up to
+  ``multi_turn.max_assistant_turns`` assistant turns and ``data.max_response_length`` tokens; every
+  ``<tool_call>`` block is parsed as VERL's hermes parser does (``prove.train.agent_loop
+  .hermes_blocks``), run in the episode in the order written, and logged — malformed blocks,
+  unknown tools and calls past a limit as failed calls — for the reward;
+* tool results are appended as the chat template renders them (VERL's way: the tool turn alone,
+  system prompt removed) and masked out of the loss (TRL's ``env_mask``), as VERL masks them;
+* the reward is ``prove.reward.trl.make_trl_reward(variant.reward)`` on that log; zero-weight
+  reward columns log calls per rollout and coverage each step.
+
+Every step's metrics go to ``metrics.jsonl`` in VERL's file-logger shape (``{"step", "data"}``), the
+final model to ``CHECKPOINTS/global_step_N/huggingface`` (an HF folder ``model.json`` names), and
+wandb (offline unless ``WANDB_API_KEY`` is set). TRL's and VERL's settings are mapped from the one
+config (:func:`grpo_args`); nothing here is a training loop of its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["TrlSettings", "trl_settings", "grpo_args", "trl_dataset", "ProveRollout", "stop_tokens",
+           "make_trainer", "train", "sample_rewards", "main"]
+
+
+@dataclass(frozen=True)
+class TrlSettings:
+    """What the TRL run takes from the config's VERL keys (one source for both engines)."""
+
+    prompts_per_step: int
+    num_generations: int
+    max_completion_length: int
+    max_assistant_turns: int
+    max_parallel_calls: int
+    max_tool_response_length: int
+    temperature: float
+    top_p: float
+    beta: float
+    epsilon: float
+    warmup_steps: int
+    seed: int
+
+
+def trl_settings(verl: Mapping[str, Any]) -> TrlSettings:
+    """:class:`TrlSettings` from a config's flat VERL overrides (VERL's defaults where unset)."""
+    use_kl = bool(verl.get("actor_rollout_ref.actor.use_kl_loss", False))
+    return TrlSettings(
+        prompts_per_step=int(verl.get("data.train_batch_size", 1)),
+        num_generations=int(verl.get("actor_rollout_ref.rollout.n", 1)),
+        max_completion_length=int(verl.get("data.max_response_length", 512)),
+        max_assistant_turns=int(verl.get("actor_rollout_ref.rollout.multi_turn.max_assistant_turns") or 5),
+        max_parallel_calls=int(verl.get("actor_rollout_ref.rollout.multi_turn.max_parallel_calls", 1)),
+        max_tool_response_length=int(
+            verl.get("actor_rollout_ref.rollout.multi_turn.max_tool_response_length", 256)),
+        temperature=float(verl.get("actor_rollout_ref.rollout.temperature", 1.0)),
+        top_p=float(verl.get("actor_rollout_ref.rollout.top_p", 1.0)),
+        beta=float(verl.get("actor_rollout_ref.actor.kl_loss_coef", 0.001)) if use_kl else 0.0,
+        epsilon=float(verl.get("actor_rollout_ref.actor.clip_ratio", 0.2)),
+        warmup_steps=int(verl.get("actor_rollout_ref.actor.optim.lr_warmup_steps", 0) or 0),
+        seed=int(verl.get("data.seed", 1)),
+    )
+
+
+def grpo_args(cfg: Any, variant: Any, checkpoints: Path, run_name: str, *, steps: int,
+              report_to: Sequence[str] = ("wandb",)) -> Any:
+    """TRL's ``GRPOConfig`` for this run: the config's group size, prompts per step, lengths,
+    sampling, clip range and KL coefficient (VERL's ``use_kl_loss``/``kl_loss_coef``: ``beta``),
+    the variant's learning rate, VERL's constant schedule after warm-up, one optimiser step per
+    generated batch (VERL's ``ppo_mini_batch_size = train_batch_size``), token-mean loss."""
+    from trl import GRPOConfig
+
+    s = trl_settings(cfg.verl)
+    return GRPOConfig(
+        output_dir=str(checkpoints), run_name=run_name, report_to=list(report_to),
+        max_steps=int(steps), learning_rate=float(variant.lr), lr_scheduler_type="constant_with_warmup",
+        warmup_steps=s.warmup_steps, weight_decay=0.01, max_grad_norm=1.0,
+        per_device_train_batch_size=s.prompts_per_step * s.num_generations,
+        gradient_accumulation_steps=1, num_generations=s.num_generations,
+        max_completion_length=s.max_completion_length, temperature=s.temperature, top_p=s.top_p,
+        beta=s.beta, epsilon=s.epsilon, loss_type="dapo", scale_rewards="group",
+        seed=s.seed, data_seed=s.seed, use_cpu=cfg.device == "cpu", bf16=False, fp16=False,
+        gradient_checkpointing=False, logging_steps=1, save_strategy="no",
+        remove_unused_columns=False, dataloader_num_workers=0, log_completions=False,
+        reward_weights=[1.0, 0.0, 0.0], disable_dropout=True,
+    )
+
+
+def trl_dataset(parquet: str | Path) -> Any:
+    """The config's RL rows (``prove.train.rows``) as TRL's dataset: ``prompt`` (role and content
+    only, what TRL logs), and per row the full messages, offered tools, ground truth and episode
+    (seed, prefix, servers) as columns the rollout and the reward read."""
+    import datasets
+    import pandas as pd
+
+    from prove.train.rows import decode_messages
+
+    table = pd.read_parquet(parquet)
+    records = []
+    for prompt, gt, extra in zip(table["prompt"], table["reward_model"], table["extra_info"], strict=True):
+        messages = decode_messages(list(prompt))
+        create = extra["tools_kwargs"]["prove"]["create_kwargs"]
+        records.append({
+            "prompt": [{"role": m["role"], "content": m.get("content") or ""} for m in messages],
+            "messages": json.dumps(messages, ensure_ascii=False),
+            "tools": extra["tools"], "ground_truth": gt["ground_truth"],
+            "seed": int(create["seed"]), "prefix": create["prefix"] or "[]",
+            "servers": [str(s) for s in create["servers"]], "kind": extra["kind"],
+            "example_id": extra["example_id"], "turn": int(extra["turn"]), "index": int(extra["index"]),
+        })
+    if not records:
+        raise ValueError(f"{parquet} holds no rows")
+    return datasets.Dataset.from_list(records)
+
+
+def stop_tokens(model: Any, tokenizer: Any) -> list[int]:
+    """What ends an assistant turn: the model folder's generation config's EOS ids (the policy
+    folder's: ``<|im_end|>`` and ``<|im_start|>``) and the tokenizer's EOS, as the ``hf`` rollout."""
+    eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    ids = [eos] if isinstance(eos, int) else list(eos or [])
+    if tokenizer.eos_token_id is not None and tokenizer.eos_token_id not in ids:
+        ids.insert(0, tokenizer.eos_token_id)
+    return ids
+
+
+class ProveRollout:
+    """TRL's ``rollout_func``: multi-turn generation against each rollout's live episode (module doc).
+
+    ``trainer.prove_batch`` (set by :class:`ProveGRPOTrainer`) holds the dataset rows aligned with
+    ``prompts``. Returns TRL's ``prompt_ids``/``completion_ids``/``logprobs`` (None: TRL computes
+    them with the model being trained), ``env_mask`` (0 on tool-result tokens) and ``tool_calls``
+    (each rollout's call log, which TRL hands to the reward functions)."""
+
+    def __init__(self, tokenizer: Any, env_urls: Sequence[str], settings: TrlSettings, *,
+                 timeout: float = 30.0, tag: str = "trl") -> None:
+        self.tokenizer = tokenizer
+        self.urls = list(env_urls)
+        self.s = settings
+        self.timeout = timeout
+        self.tag = tag
+        self.loop = asyncio.new_event_loop()
+        self.batches = 0
+        self.tool_seconds = 0.0
+        self.generate_seconds = 0.0
+
+    # -- tokens ---------------------------------------------------------------------------------
+    def prompt_ids(self, row: Mapping[str, Any]) -> list[int]:
+        from prove.train.schema import row_schemas
+
+        ids = self.tokenizer.apply_chat_template(json.loads(row["messages"]),
+                                                 tools=row_schemas(row["tools"]) or None,
+                                                 add_generation_prompt=True, tokenize=True)
+        return list(ids["input_ids"] if isinstance(ids, Mapping) else ids)
+
+    def tool_ids(self, messages: list[dict[str, Any]]) -> list[int]:
+        """Tokens that follow an assistant turn ending in EOS to show ``messages`` (tool results)
+        and open the next assistant turn, as the chat template renders them (TRL's rule: the
+        template's text after the EOS of an assistant turn)."""
+        def render(conversation: list[dict[str, Any]], generation_prompt: bool) -> list[int]:
+            ids = self.tokenizer.apply_chat_template(conversation, add_generation_prompt=generation_prompt,
+                                                     tokenize=True)
+            return list(ids["input_ids"] if isinstance(ids, Mapping) else ids)
+
+        dummy = [{"role": "user", "content": "dummy"},
+                 {"role": "assistant", "content": "", "tool_calls": [
+                     {"type": "function", "function": {"name": messages[0]["name"], "arguments": {}}}]}]
+        prefix, full = render(dummy, False), render(dummy + messages, True)
+        eos = [k for k, t in enumerate(prefix) if t == self.tokenizer.eos_token_id]
+        if eos:
+            prefix = prefix[: eos[-1] + 1]
+        if full[: len(prefix)] != prefix:
+            raise ValueError("the chat template does not render tool results append-only")
+        return full[len(prefix):]
+
+    def _generate(self, model: Any, contexts: list[list[int]], budgets: list[int], eos: list[int]) -> list[list[int]]:
+        import time
+
+        import torch
+
+        start = time.perf_counter()
+        pad = self.tokenizer.pad_token_id
+        width = max(len(c) for c in contexts)
+        ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts])
+        mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts])
+        with torch.no_grad():
+            out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=max(budgets),
+                                 do_sample=self.s.temperature > 0, temperature=self.s.temperature,
+                                 top_p=self.s.top_p, top_k=0, eos_token_id=eos, pad_token_id=pad,
+                                 use_cache=True)
+        gens = []
+        for row, budget in zip(out[:, width:].tolist(), budgets, strict=True):
+            cut = next((k + 1 for k, t in enumerate(row) if t in eos), len(row))
+            gens.append(row[: min(cut, budget)])
+        self.generate_seconds += time.perf_counter() - start
+        return gens
+
+    # -- calls ----------------------------------------------------------------------------------
+    def _run_calls(self, episode: str, row: Mapping[str, Any], blocks: list[Any], log: list[dict],
+                   replay: list[dict], limit: str | None) -> list[dict[str, Any]]:
+        """Run (or refuse) a turn's blocks in order; log each; return the tool messages to show."""
+        import time
+
+        from prove.train.rows import episode_spec
+        from prove.train.session import call_in_episode, failed_entry
+
+        offered = {t.get("function", t).get("name") for t in json.loads(row["tools"] or "[]")}
+        spec = episode_spec({"seed": row["seed"], "prefix": row["prefix"], "servers": row["servers"]})
+        shown: list[dict[str, Any]] = []
+        ran = 0
+        for block in blocks:
+            if block.call is None:
+                log.append(block.failed())
+                continue
+            if limit is not None:
+                log.append(block.failed(f"not run: {limit}"))
+                continue
+            if ran >= self.s.max_parallel_calls:
+                log.append(block.failed(f"not run: more than {self.s.max_parallel_calls} calls in one "
+                                        f"assistant turn (multi_turn.max_parallel_calls)"))
+                continue
+            ran += 1
+            name = block.call.name
+            arguments = json.loads(block.call.arguments)
+            if name not in offered:
+                entry = failed_entry(name, arguments, f"Unknown function {name!r}: not one of the offered tools")
+                text = f"Error: {entry['error']}"
+            elif not isinstance(arguments, dict):
+                entry = failed_entry(name, arguments, f"the arguments of {name} are a JSON "
+                                     f"{type(arguments).__name__}; they must be a JSON object of "
+                                     "parameter names to values")
+                text = f"Error: {entry['error']}"
+            else:
+                start = time.perf_counter()
+                text, entry = self.loop.run_until_complete(call_in_episode(
+                    self.urls, name, arguments, episode_id=episode, spec=spec, replay=replay,
+                    timeout=self.timeout))
+                self.tool_seconds += time.perf_counter() - start
+            log.append(entry)
+            shown.append({"role": "tool", "name": name, "content": text})
+        return shown
+
+    def _tool_message_ids(self, shown: list[dict[str, Any]]) -> list[int]:
+        cap = self.s.max_tool_response_length  # VERL cuts each response's text the same way (right side)
+        return self.tool_ids([{**m, "content": m["content"][:cap] + "...(truncated)"}
+                              if len(m["content"]) > cap else m for m in shown])
+
+    # -- rollout --------------------------------------------------------------------------------
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        rows = getattr(trainer, "prove_batch", None)
+        if rows is None or len(rows) != len(prompts):
+            raise RuntimeError("ProveRollout needs the batch's rows (ProveGRPOTrainer sets them)")
+        return self.rollouts(trainer.accelerator.unwrap_model(trainer.model), rows,
+                             int(trainer.state.global_step))
+
+    def rollouts(self, model: Any, rows: Sequence[Mapping[str, Any]], step: int = 0) -> dict[str, Any]:
+        """One rollout per row (a row repeated k times: k rollouts of its prompt), each in its own
+        episode; the keys TRL's ``rollout_func`` returns (see the class doc)."""
+        from prove.train.agent_loop import hermes_blocks
+        from prove.train.session import close_episode
+
+        eos = stop_tokens(model, self.tokenizer)
+        n = len(rows)
+        prompt_ids = [self.prompt_ids(r) for r in rows]
+        completion: list[list[int]] = [[] for _ in range(n)]
+        mask: list[list[int]] = [[] for _ in range(n)]
+        logs: list[list[dict]] = [[] for _ in range(n)]
+        replays: list[list[dict]] = [[] for _ in range(n)]
+        episodes = [f"{self.tag}-b{self.batches}-s{step}-r{i}" for i in range(n)]
+        self.batches += 1
+        L = self.s.max_completion_length
+        active = list(range(n))
+        was_training = model.training
+        model.eval()
+        try:
+            for turn in range(1, self.s.max_assistant_turns + 1):
+                if not active:
+                    break
+                gens = self._generate(model, [prompt_ids[i] + completion[i] for i in active],
+                                      [L - len(completion[i]) for i in active], eos)
+                still = []
+                for i, gen in zip(active, gens, strict=True):
+                    completion[i] += gen
+                    mask[i] += [1] * len(gen)
+                    blocks = hermes_blocks(self.tokenizer.decode(gen, skip_special_tokens=False))
+                    if not blocks:
+                        continue
+                    ended = bool(gen) and gen[-1] in eos
+                    limit = (None if ended and turn < self.s.max_assistant_turns else
+                             f"the rollout reached response_length={L} tokens" if not ended else
+                             f"the rollout reached multi_turn.max_assistant_turns={self.s.max_assistant_turns}")
+                    shown = self._run_calls(episodes[i], rows[i], blocks, logs[i], replays[i], limit)
+                    if limit is not None or not shown:
+                        continue
+                    suffix = self._tool_message_ids(shown)
+                    if len(completion[i]) + len(suffix) >= L:
+                        continue  # no room left to answer: the rollout ends after its calls
+                    completion[i] += suffix
+                    mask[i] += [0] * len(suffix)
+                    still.append(i)
+                active = still
+        finally:
+            if was_training:
+                model.train()
+            for episode, log in zip(episodes, logs, strict=True):
+                if log:  # an episode opens on its first call; one without calls was never opened
+                    self.loop.run_until_complete(close_episode(self.urls, episode, self.timeout))
+        return {"prompt_ids": prompt_ids, "completion_ids": completion, "logprobs": None,
+                "env_mask": mask, "tool_calls": logs}
+
+    def close(self) -> None:
+        from prove.train.session import close_clients
+
+        self.loop.run_until_complete(close_clients())
+        self.loop.close()
+
+
+def sample_rewards(model_dir: str | Path, cfg: Any, env_urls: Sequence[str], rows: Sequence[Mapping[str, Any]],
+                   *, k: int, seed: int, reward: str = "prove") -> list[list[float]]:
+    """``k`` sampled rollouts of each row (the config's sampling, torch seeded with ``seed``)
+    scored under ``reward``: one list of ``k`` rewards per row. What a GRPO step's group sees."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from prove.reward.trl import score_batch
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    rollout = ProveRollout(tokenizer, env_urls, trl_settings(cfg.verl), timeout=cfg.env.timeout,
+                           tag=f"sample-{seed}")
+    torch.manual_seed(seed)
+    batch = [row for row in rows for _ in range(k)]
+    try:
+        out = rollout.rollouts(model, batch)
+    finally:
+        rollout.close()
+    scores = score_batch(out["completion_ids"], [r["ground_truth"] for r in batch],
+                         [r["tools"] for r in batch], out["tool_calls"], reward)
+    flat = [float(s["score"]) for s in scores]
+    return [flat[i * k:(i + 1) * k] for i in range(len(rows))]
+
+
+def _calls_column(completions: Any = (), tool_calls: Sequence[Any] | None = None, **_: Any) -> list[float]:
+    """Calls made per rollout (zero weight: logged, not rewarded)."""
+    return [float(len(log or [])) for log in (tool_calls or [None] * len(completions))]
+
+
+def _coverage_column(completions: Any = (), ground_truth: Sequence[Any] | None = None,
+                     tools: Sequence[Any] | None = None, tool_calls: Sequence[Any] | None = None,
+                     **_: Any) -> list[float]:
+    """PROVE's coverage component per rollout (zero weight: logged, not rewarded)."""
+    from prove.reward.trl import score_batch
+
+    return [float(s["coverage"]) for s in score_batch(completions, ground_truth, tools, tool_calls, "prove")]
+
+
+_calls_column.__name__ = "calls"
+_coverage_column.__name__ = "coverage"
+
+
+def make_trainer(model_dir: str | Path, cfg: Any, variant: Any, env_urls: Sequence[str], checkpoints: Path,
+                 run_name: str, *, steps: int, metrics: Path | None = None,
+                 report_to: Sequence[str] = ("wandb",)) -> Any:
+    """A ready ``ProveGRPOTrainer`` (TRL's ``GRPOTrainer`` that hands the batch to the rollout)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from trl import GRPOTrainer
+
+    from prove.reward.trl import make_trl_reward
+
+    class ProveGRPOTrainer(GRPOTrainer):
+        """GRPOTrainer that keeps the rows of the batch it generates for (``ProveRollout`` reads them)."""
+
+        def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+            self.prove_batch = inputs
+            try:
+                return super()._generate_and_score_completions(inputs)
+            finally:
+                self.prove_batch = None
+
+    class MetricsFile(TrainerCallback):
+        """Every logged step into metrics.jsonl as VERL's file logger writes it."""
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kw: Any) -> None:
+            if metrics is None or not logs or "train_runtime" in logs:
+                return
+            data = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and math.isfinite(v)}
+            data["timing_s/rollout_tools"] = rollout.tool_seconds
+            data["timing_s/rollout_generate"] = rollout.generate_seconds
+            with metrics.open("a") as fh:
+                fh.write(json.dumps({"step": int(state.global_step), "data": data}) + "\n")
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer.padding_side = "left"
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    settings = trl_settings(cfg.verl)
+    rollout = ProveRollout(tokenizer, env_urls, settings, timeout=cfg.env.timeout,
+                           tag=f"trl-{cfg.experiment(variant.name)}")
+    args = grpo_args(cfg, variant, checkpoints, run_name, steps=steps, report_to=report_to)
+    trainer = ProveGRPOTrainer(
+        model=model, processing_class=tokenizer, args=args,
+        reward_funcs=[make_trl_reward(variant.reward), _calls_column, _coverage_column],
+        train_dataset=trl_dataset(cfg.data.resolve("rl_train")), rollout_func=rollout,
+        callbacks=[MetricsFile()],
+    )
+    trainer.prove_rollout = rollout
+    return trainer
+
+
+def train(model_dir: str | Path, cfg: Any, variant: Any, env_urls: Sequence[str], run_dir: Path,
+          checkpoints: Path, *, steps: int, report_to: Sequence[str] = ("wandb",)) -> Path:
+    """Run GRPO; save the final model as ``checkpoints/global_step_N/huggingface``; return it."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    trainer = make_trainer(model_dir, cfg, variant, env_urls, checkpoints, cfg.experiment(variant.name),
+                           steps=steps, metrics=run_dir / "metrics.jsonl", report_to=report_to)
+    try:
+        trainer.train()
+    finally:
+        trainer.prove_rollout.close()
+    out = checkpoints / f"global_step_{trainer.state.global_step}" / "huggingface"
+    trainer.save_model(str(out))
+    trainer.processing_class.save_pretrained(str(out))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import os
+
+    from prove.train.config import load_train_config
+
+    parser = argparse.ArgumentParser(prog="python -m prove.train.trl_engine", description=__doc__.splitlines()[0])
+    parser.add_argument("config")
+    parser.add_argument("--variant", default="default")
+    parser.add_argument("--model", required=True, help="HF model folder the run starts from")
+    parser.add_argument("--run-dir", required=True)
+    parser.add_argument("--checkpoints", required=True)
+    parser.add_argument("--env-url", action="append", required=True)
+    parser.add_argument("--steps", type=int, default=None)
+    args = parser.parse_args(argv)
+    cfg = load_train_config(args.config)
+    variant = cfg.variant(args.variant)
+    if variant.trainer != "grpo":
+        parser.error(f"variant {variant.name!r} trains with {variant.trainer}; the TRL engine runs GRPO")
+    report_to = ["wandb"] if "wandb" in (cfg.verl.get("trainer.logger") or []) else []
+    if os.environ.get("WANDB_MODE") == "disabled":
+        report_to = []
+    out = train(args.model, cfg, variant, args.env_url, Path(args.run_dir), Path(args.checkpoints),
+                steps=args.steps or cfg.steps, report_to=report_to)
+    print(f"# saved {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""The TRL engine's parts: settings from the one config, the dataset, the rollout against live episodes.
+
+The rollout tests drive ``ProveRollout`` with a scripted policy (a ``generate`` that writes given
+assistant turns): what is under test is the path from text to live calls, log, tokens and loss
+mask, not what a 135M model happens to write. The real model and TRL's trainer run in
+``test_train_chain.py`` (the update's direction) and in the laptop experiment.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import urllib.request
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from train_helpers import need_verl
+
+from prove.env.launch import EnvServer
+
+
+def _trl() -> None:
+    need_verl()  # the rollout parses blocks with the agent loop's hermes rule (VERL's parser)
+    pytest.importorskip("trl", reason="the train extra (trl) is not installed")
+
+
+def _episodes(url: str) -> int:
+    with urllib.request.urlopen(f"{url}/control/health", timeout=10) as resp:
+        return json.loads(resp.read())["episodes"]
+
+
+def test_settings_come_from_the_configs_verl_keys() -> None:
+    from prove.train.config import load_train_config
+    from prove.train.trl_engine import trl_settings
+
+    cfg = load_train_config("smollm2-135m-laptop")
+    s = trl_settings(cfg.verl)
+    assert (s.num_generations, s.prompts_per_step, s.max_completion_length) == (4, 1, 128)
+    assert s.beta == 0.0  # use_kl_loss: false in the laptop config
+    paper = trl_settings(load_train_config("qwen3-4b").verl)
+    assert paper.beta == 0.001 and paper.num_generations == 8 and paper.prompts_per_step == 64
+
+
+def test_grpo_args_carry_the_variant_and_group(tmp_path: Path) -> None:
+    _trl()
+    from prove.train.config import load_train_config
+    from prove.train.trl_engine import grpo_args
+
+    cfg = load_train_config("smollm2-135m-laptop")
+    args = grpo_args(cfg, cfg.variant("lr_high"), tmp_path, "x", steps=3, report_to=[])
+    assert args.learning_rate == cfg.lr_sweep["lr_high"] and args.max_steps == 3
+    assert args.per_device_train_batch_size == 4 and args.num_generations == 4
+    assert args.use_cpu and args.max_completion_length == 128
+
+
+def test_engine_trl_builds_the_trl_command_and_bad_engines_are_refused(tmp_path: Path) -> None:
+    from prove.train.chain import ChainPlan
+    from prove.train.config import load_train_config
+    from prove.train.launch import RunPaths, build_command, launch
+
+    cfg = load_train_config("smollm2-135m-laptop")
+    v = cfg.variant("recall_only")
+    paths = RunPaths.for_run(cfg, v, tmp_path)
+    cmd = build_command(cfg, v, paths, {}, "/m", "trl")
+    assert cmd[1:3] == ["-m", "prove.train.trl_engine"] and cmd[cmd.index("--variant") + 1] == "recall_only"
+    assert cmd[cmd.index("--env-url") + 1] == cfg.env.urls[0] and cmd[cmd.index("--model") + 1] == "/m"
+    # SFT stays VERL's whatever the engine
+    assert "verl.trainer.sft_trainer" in build_command(cfg, cfg.variant("sft"), paths, {}, "/m", "trl")
+    with pytest.raises(ValueError, match="unknown engine 'jax'; valid: verl, trl"):
+        launch(cfg, "default", dry_run=True, results_dir=tmp_path, engine="jax")
+    with pytest.raises(ValueError, match="valid: verl, trl"):
+        ChainPlan.from_profile({"engine": "deepspeed"})
+    assert ChainPlan.from_profile({"engine": "trl", "chain_benchmarks": []}).chain_benchmarks == ()
+
+
+def test_dataset_keeps_each_rows_episode_tools_and_ground_truth(rl_parquet: Path, demo_rows: list) -> None:
+    _trl()
+    from prove.train.trl_engine import trl_dataset
+
+    ds = trl_dataset(rl_parquet)
+    assert len(ds) == len(demo_rows)
+    first, row = ds[0], demo_rows[0]
+    assert first["seed"] == row["extra_info"]["seed"] and first["tools"] == row["extra_info"]["tools"]
+    assert first["ground_truth"] == row["reward_model"]["ground_truth"]
+    assert [m["role"] for m in first["prompt"]] == [m["role"] for m in row["prompt"]]
+    assert json.loads(first["messages"])[-1]["role"] == "user"
+
+
+def test_tool_tokens_are_what_the_template_renders_after_the_turn(tokenizer: Any) -> None:
+    from prove.train.config import load_train_config
+    from prove.train.trl_engine import ProveRollout, trl_settings
+
+    rollout = ProveRollout(tokenizer, ["http://127.0.0.1:1"], trl_settings(load_train_config("smollm2-135m").verl))
+    try:
+        call = {"type": "function", "function": {"name": "get_balance", "arguments": {"account_id": "A"}}}
+        convo = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": [call]}]
+        tool = [{"role": "tool", "name": "get_balance", "content": '{"balance": 3}'}]
+        head = tokenizer.apply_chat_template(convo, tokenize=True)
+        head = list(head["input_ids"] if isinstance(head, Mapping) else head)
+        head = head[: max(i for i, t in enumerate(head) if t == tokenizer.eos_token_id) + 1]
+        full = tokenizer.apply_chat_template(convo + tool, add_generation_prompt=True, tokenize=True)
+        full = list(full["input_ids"] if isinstance(full, Mapping) else full)
+        assert head + rollout.tool_ids(tool) == full
+        assert "<tool_response>" in tokenizer.decode(rollout.tool_ids(tool))
+    finally:
+        rollout.close()
+
+
+class ScriptedPolicy:
+    """A policy whose every ``generate`` writes the next scripted assistant turn (then EOS)."""
+
+    def __init__(self, tokenizer: Any, turns: list[str]) -> None:
+        import torch
+
+        self.tok, self.turns, self.calls = tokenizer, list(turns), 0
+        self.training = True
+        self.generation_config = type("G", (), {"eos_token_id": [tokenizer.eos_token_id]})()
+        self._torch = torch
+
+    def eval(self) -> None:
+        self.training = False
+
+    def train(self) -> None:
+        self.training = True
+
+    def generate(self, input_ids: Any, attention_mask: Any, max_new_tokens: int, **_: Any) -> Any:
+        rows = []
+        for _ in range(input_ids.shape[0]):
+            text = self.turns[min(self.calls, len(self.turns) - 1)]
+            rows.append(self.tok.encode(text, add_special_tokens=False) + [self.tok.eos_token_id])
+        self.calls += 1
+        width = max(len(r) for r in rows)
+        pad = self.tok.pad_token_id
+        new = self._torch.tensor([r + [pad] * (width - len(r)) for r in rows])
+        return self._torch.cat([input_ids, new], dim=1)
+
+
+def _row_and_calls(demo_rows: list[dict]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    row = next(r for r in demo_rows if json.loads(r["reward_model"]["ground_truth"])["calls"])
+    return row, json.loads(row["reward_model"]["ground_truth"])["calls"]
+
+
+def _block(call: dict[str, Any]) -> str:
+    return "<tool_call>\n" + json.dumps({"name": call["name"], "arguments": call["arguments"]}) + "\n</tool_call>"
+
+
+def _dataset_row(row: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    from prove.train.rows import write_rows
+    from prove.train.trl_engine import trl_dataset
+
+    return trl_dataset(write_rows([row], tmp_path / "one.parquet"))[0]
+
+
+@pytest.fixture()
+def rollout_for(tokenizer: Any, live_env: EnvServer) -> Any:
+    from prove.train.config import load_train_config
+    from prove.train.trl_engine import ProveRollout, trl_settings
+
+    made = []
+
+    def make(**settings: Any) -> ProveRollout:
+        base = trl_settings(load_train_config("smollm2-135m").verl)
+        r = ProveRollout(tokenizer, [live_env.url], dataclasses.replace(base, **settings), tag="test-trl")
+        made.append(r)
+        return r
+
+    yield make
+    for r in made:
+        r.close()
+
+
+def test_scripted_ground_truth_runs_live_and_scores_one(tokenizer: Any, live_env: EnvServer, demo_rows: list,
+                                                        tmp_path: Path, rollout_for: Any) -> None:
+    _trl()
+    from prove.reward.trl import score_batch
+
+    row, calls = _row_and_calls(demo_rows)
+    data = _dataset_row(row, tmp_path)
+    turns = [_block(c) for c in calls] + ["Done."]
+    rollout = rollout_for(max_assistant_turns=len(turns), max_completion_length=2048)
+    before = _episodes(live_env.url)
+    out = rollout.rollouts(ScriptedPolicy(tokenizer, turns), [data, data])
+    assert _episodes(live_env.url) == before, "every episode is closed when its rollout ends"
+    for log, ids, mask in zip(out["tool_calls"], out["completion_ids"], out["env_mask"], strict=True):
+        assert [e["name"] for e in log] == [c["name"] for c in calls] and all(e["ok"] for e in log), log
+        assert len(ids) == len(mask) and 0 in mask and mask[-1] == 1
+        model_text = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if m])
+        tool_text = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if not m])
+        assert "<tool_response>" in tool_text and "<tool_response>" not in model_text
+        assert model_text.count("<tool_call>") == len(calls) and "Done." in model_text
+    scores = score_batch(out["completion_ids"], [data["ground_truth"]] * 2, [data["tools"]] * 2,
+                         out["tool_calls"], "prove")
+    assert [s["score"] for s in scores] == [1.0, 1.0]
+
+
+def test_malformed_unknown_and_over_limit_calls_are_logged_as_failed(
+        tokenizer: Any, demo_rows: list, tmp_path: Path, rollout_for: Any) -> None:
+    _trl()
+    row, calls = _row_and_calls(demo_rows)
+    data = _dataset_row(row, tmp_path)
+    unknown = _block({"name": "open_pod_bay_doors", "arguments": {}})
+    turn = "<tool_call>\n{not json}\n</tool_call>" + unknown + _block(calls[0])
+    out = rollout_for(max_parallel_calls=1, max_assistant_turns=2).rollouts(
+        ScriptedPolicy(tokenizer, [turn, _block(calls[0])]), [data])
+    log = out["tool_calls"][0]
+    assert not log[0]["ok"] and "malformed" in log[0]["error"]
+    assert log[1]["name"] == "open_pod_bay_doors" and "Unknown function" in log[1]["error"]
+    assert not log[2]["ok"] and "max_parallel_calls" in log[2]["error"]
+    # the second (last allowed) assistant turn's call is not run: the rollout ends on the limit
+    assert not log[3]["ok"] and "max_assistant_turns=2" in log[3]["error"]
+    assert len(log) == 4
+
+
+def test_stop_tokens_are_the_folders_and_the_tokenizers(tokenizer: Any) -> None:
+    from prove.train.trl_engine import stop_tokens
+
+    policy = ScriptedPolicy(tokenizer, ["x"])
+    policy.generation_config.eos_token_id = [2, 1]
+    assert stop_tokens(policy, tokenizer) == [2, 1]
+    policy.generation_config.eos_token_id = 1
+    assert stop_tokens(policy, tokenizer) == [tokenizer.eos_token_id, 1]
+
