@@ -55,6 +55,7 @@ run_notebooks() {
   if [[ "${1:-}" == "--profile" ]]; then profile="$2"; shift 2; fi
   if [[ -z "$profile" ]]; then if have_gpu; then profile=paper; else profile=smoke; fi; fi
   mkdir -p results figures executed
+  export PROVE_EXPERIMENT="$profile"  # the runs' wandb group (prove.tracking)
   # One environment server for every notebook that talks to it over HTTP.
   local port
   port=$("$PY" -c "from prove.env.launch import free_port; print(free_port())")

@@ -77,7 +77,7 @@ def evaluate_chain(config: str | Any, env_urls: str | Sequence[str], plan: EvalP
     for label, folder in models.items():
         variant = table_variant(label)
         per_turn, summary = evaluate_heldout(folder, cfg, env_urls, heldout, label=label)
-        summaries.append({"model": name, "run": label, **summary})
+        summaries.append({"model": name, "config": cfg.name, "run": label, **summary})
         turns.append(per_turn)
         rows += long_rows(name, variant, heldout=summary)
         if plan is not None and plan.benchmarks:

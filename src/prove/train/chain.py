@@ -45,6 +45,12 @@ class ChainPlan:
     chain_bfcl_categories: tuple[str, ...] | None = None
     """BFCL categories for every model of the chain; None: the profile's ``eval:`` ones."""
     chain_bfcl_ids: tuple[str, ...] | None = None
+    chain_benchmarks: tuple[str, ...] | None = None
+    """External benchmarks for every model of the chain; None: the evaluation plan's, (): none."""
+    engine: str = "verl"
+    """GRPO trainer (``prove train --engine``): verl or trl."""
+    report_dir: str | None = None
+    """Where 07 writes the experiment's record (summary.csv, curves, versions); None: no record."""
 
     @classmethod
     def from_profile(cls, section: Mapping[str, Any] | None) -> ChainPlan:
@@ -53,10 +59,14 @@ class ChainPlan:
         unknown = sorted(set(section) - known)
         if unknown:
             raise ValueError(f"unknown train settings {unknown}; valid: {', '.join(sorted(known))}")
-        for key in ("configs", "variants", "chain_bfcl_categories", "chain_bfcl_ids"):
+        for key in ("configs", "variants", "chain_bfcl_categories", "chain_bfcl_ids", "chain_benchmarks"):
             if section.get(key) is not None:
                 section[key] = tuple(section[key])
-        return cls(**section)
+        plan = cls(**section)
+        from prove.train.launch import check_engine
+
+        check_engine(plan.engine)
+        return plan
 
 
 def _config(config: str | TrainConfig) -> TrainConfig:
@@ -71,7 +81,7 @@ def run_label(variant: str) -> str:
 def run_chain(config: str | TrainConfig, variants: Sequence[str] = ("default",), *,
               results_dir: str | Path = "results", checkpoints_dir: str | Path = "checkpoints",
               sft_steps: int | None = None, grpo_steps: int | None = None, resume: bool = True,
-              out: Any = None) -> dict[str, dict[str, Any]]:
+              out: Any = None, engine: str = "verl") -> dict[str, dict[str, Any]]:
     """SFT (when GRPO starts from it) then each GRPO variant; returns {label: run record}."""
     cfg = _config(config).with_results(results_dir)
     out = out or sys.stdout
@@ -90,7 +100,7 @@ def run_chain(config: str | TrainConfig, variants: Sequence[str] = ("default",),
         steps = sft_steps if variant.trainer == "sft" else grpo_steps
         start = time.perf_counter()
         code = launch(cfg, name, results_dir=results_dir, checkpoints_dir=checkpoints_dir,
-                      out=out, steps=steps)
+                      out=out, steps=steps, engine=engine)
         wall = time.perf_counter() - start
         if code != 0:
             raise RuntimeError(f"{cfg.experiment(name)} exited with {code}; see {paths.log}")

@@ -26,8 +26,9 @@ __all__ = [
     "CURVE_METRICS",
 ]
 
-CURVE_METRICS = ("critic/score/mean", "response_length/mean", "num_turns/mean", "actor/entropy")
-"""VERL's per-step metrics plotted for a run (those present are drawn)."""
+CURVE_METRICS = ("critic/score/mean", "response_length/mean", "num_turns/mean", "actor/entropy",
+                 "reward", "reward_std", "rewards/calls/mean", "completions/mean_length")
+"""Per-step metrics plotted for a run, VERL's names then TRL's (those present are drawn)."""
 
 
 def config_table(models: Sequence[str] | None = None) -> pd.DataFrame:
