@@ -49,6 +49,9 @@ class ChainPlan:
     """External benchmarks for every model of the chain; None: the evaluation plan's, (): none."""
     engine: str = "verl"
     """GRPO trainer (``prove train --engine``): verl or trl."""
+    lr_sweep: bool = False
+    """True: GRPO first at the three learning-rate points, then the other variants at the one with
+    the best validation reward (``prove.train.matrix``); False: every variant at the config's rate."""
     report_dir: str | None = None
     """Where 07 writes the experiment's record (summary.csv, curves, versions); None: no record."""
 

@@ -35,6 +35,9 @@ def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--engine", default="verl", choices=("verl", "trl"),
                         help="GRPO trainer: verl (the paper's, default) or trl (TRL's GRPOTrainer over the "
                              "same environments and reward: one process, one device); SFT is VERL's either way")
+    parser.add_argument("--lr-key", default=None, choices=("lr_low", "lr_mid", "lr_high"),
+                        help="run the variant at this point of the config's learning-rate sweep "
+                             "(default: the config's default_lr)")
     parser.add_argument("--steps", type=int, default=None,
                         help="training steps for this run (default: the config's)")
     parser.add_argument("--results-dir", default="results",
@@ -57,7 +60,7 @@ def _run(args: argparse.Namespace) -> int:
             return 0
         return launch(cfg, args.variant, dry_run=args.dry_run, results_dir=args.results_dir,
                       checkpoints_dir=args.checkpoints_dir, init=args.init, steps=args.steps,
-                      engine=args.engine)
+                      engine=args.engine, lr_key=args.lr_key)
     except (FileNotFoundError, ValueError) as exc:
         print(f"prove train: {exc}", file=sys.stderr)
         return 2

@@ -349,10 +349,17 @@ def _write_command(paths: RunPaths, cmd: Sequence[str], env: Mapping[str, str]) 
 def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = False,
            results_dir: str | Path = "results", checkpoints_dir: str | Path = "checkpoints",
            out: Any = None, init: str | None = None, steps: int | None = None,
-           engine: str = "verl") -> int:
-    """Write the run's tool config and command; print it (dry run) or serve, check and train."""
+           engine: str = "verl", lr_key: str | None = None) -> int:
+    """Write the run's tool config and command; print it (dry run) or serve, check and train.
+    ``lr_key`` runs the variant at that point of the config's sweep (its ``default_lr``)."""
     out = out or sys.stdout
     check_engine(engine)
+    if lr_key is not None:
+        import dataclasses
+
+        if lr_key not in cfg.lr_sweep:
+            raise ValueError(f"unknown learning-rate point {lr_key!r}; valid: {', '.join(sorted(cfg.lr_sweep))}")
+        cfg = dataclasses.replace(cfg, default_lr=lr_key)
     variant = cfg.variant(variant_name)
     paths = RunPaths.for_run(cfg, variant, results_dir, checkpoints_dir)
     if steps is not None:

@@ -1,0 +1,227 @@
+"""The laptop experiment's record: one summary row per run, the step curves, and how it was made.
+
+    from prove.train.laptop import write_record
+    write_record("reports/laptop", "smollm2-135m-laptop", heldout, results_dir="results")   # 07 does this
+
+Runs are named by what they test: ``base`` (no training), ``sft``, and ``grpo_<reward>`` for each
+GRPO run from the SFT model (``grpo_prove`` is PROVE's reward, the config's ``default`` variant).
+``summary.csv`` has one row for each of :data:`RUN_NAMES` — a run that was not part of the
+experiment stays in the table with ``status = not run`` — with the held-out numbers 06 measured
+(``prove.eval.heldout``: PROVE's default reward whatever the run trained on), its steps and
+training wall time. ``steps.csv`` holds every GRPO step's mean reward, calls per rollout,
+response length and reward standard deviation within groups (TRL's logged metrics), drawn in
+``curves.png``; ``record.json`` the commands, seeds, package versions, machine and wall times.
+Nothing in it is typed in: every number comes from the run directories and 06's table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["RUN_NAMES", "SUMMARY_COLUMNS", "STEP_METRICS", "run_name", "summary_table", "step_table",
+           "curves_figure", "environment", "write_record"]
+
+RUN_NAMES: tuple[str, ...] = ("base", "sft", "grpo_prove", "grpo_recall_only", "grpo_no_efficiency",
+                              "grpo_beta0", "grpo_no_name")
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "run", "status", "heldout_reward", "heldout_coverage", "exact_turn", "calls_per_turn",
+    "gt_calls_per_turn", "abstention_accuracy", "clarification_accuracy", "turns", "steps", "wall_s",
+    "trained_on", "lr", "engine",
+)
+STEP_METRICS: dict[str, str] = {
+    "reward": "mean reward (trained reward)",
+    "rewards/calls/mean": "calls per rollout",
+    "completions/mean_length": "response length (model tokens)",
+    "reward_std": "reward std within groups",
+}
+"""TRL's per-step metric -> its label in steps.csv / curves.png."""
+PACKAGES = ("torch", "transformers", "trl", "verl", "accelerate", "datasets", "ray", "numpy")
+
+
+def run_name(variant: str, reward: str, trainer: str) -> str:
+    """``sft``, or ``grpo_<reward>`` (the config's ``default`` variant trains on ``prove``)."""
+    return "sft" if trainer == "sft" or variant == "sft" else f"grpo_{reward}"
+
+
+def _runs(cfg: Any, results_dir: Path, checkpoints_dir: Path) -> dict[str, dict[str, Any]]:
+    """Every finished run of the config, by report name: its model.json and run directory."""
+    from prove.train.launch import RunPaths
+
+    found: dict[str, dict[str, Any]] = {}
+    for name, variant in cfg.variants().items():
+        paths = RunPaths.for_run(cfg, variant, results_dir, checkpoints_dir)
+        if paths.model.is_file():
+            record = json.loads(paths.model.read_text())
+            found[run_name(name, variant.reward, variant.trainer)] = {
+                **record, "run_dir": str(paths.run_dir), "metrics": str(paths.metrics)}
+    return found
+
+
+def summary_table(cfg: Any, heldout: pd.DataFrame, results_dir: str | Path = "results",
+                  checkpoints_dir: str | Path | None = None) -> pd.DataFrame:
+    """One row per :data:`RUN_NAMES` entry: 06's held-out summary joined with each run's record.
+
+    ``heldout`` is 06's ``heldout_summary.csv`` (column ``run``: ``base``, ``sft``,
+    ``grpo_<variant>``); only rows of ``cfg``'s model are read."""
+    results_dir = Path(results_dir)
+    checkpoints_dir = Path(checkpoints_dir) if checkpoints_dir is not None else results_dir / "checkpoints"
+    runs = _runs(cfg, results_dir, checkpoints_dir)
+    by_label: dict[str, Mapping[str, Any]] = {}
+    for row in heldout.to_dict("records"):
+        label = str(row["run"])
+        if label.startswith("grpo_"):
+            variant = cfg.variant(label[len("grpo_"):])
+            label = run_name(variant.name, variant.reward, variant.trainer)
+        by_label[label] = row
+    rows = []
+    for name in RUN_NAMES:
+        record, measured = runs.get(name), by_label.get(name)
+        row: dict[str, Any] = {"run": name}
+        if measured is None:
+            row["status"] = "trained, not evaluated" if record else "not run"
+        else:
+            row["status"] = "evaluated"
+            for key in SUMMARY_COLUMNS[2:10]:
+                row[key] = measured.get(key)
+        if name == "base":
+            row.update(steps=0, wall_s=0.0, trained_on="-")
+        elif record:
+            row.update(steps=record.get("global_step"), wall_s=record.get("wall_s"),
+                       trained_on=record.get("reward") if record.get("trainer") == "grpo" else "sft data",
+                       lr=record.get("lr"), engine=record.get("engine", "verl"))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(SUMMARY_COLUMNS))
+
+
+def step_table(cfg: Any, results_dir: str | Path = "results",
+               checkpoints_dir: str | Path | None = None) -> pd.DataFrame:
+    """Every GRPO step of every finished run: run, step and :data:`STEP_METRICS` (long format)."""
+    from prove.train.report import load_metrics
+
+    results_dir = Path(results_dir)
+    checkpoints_dir = Path(checkpoints_dir) if checkpoints_dir is not None else results_dir / "checkpoints"
+    frames = []
+    for name, record in _runs(cfg, results_dir, checkpoints_dir).items():
+        if record.get("trainer") != "grpo" or not Path(record["metrics"]).is_file():
+            continue
+        metrics = load_metrics(record["metrics"])
+        present = [m for m in STEP_METRICS if m in metrics]
+        frame = metrics[["step", *present]].rename(columns=STEP_METRICS)
+        frame.insert(0, "run", name)
+        frames.append(frame)
+    if not frames:
+        return pd.DataFrame(columns=["run", "step", *STEP_METRICS.values()])
+    return pd.concat(frames, ignore_index=True)
+
+
+def curves_figure(steps: pd.DataFrame, window: int = 4) -> Any:
+    """One panel per step metric, one line per run (a ``window``-step running mean over the
+    faint per-step values: one prompt per step makes single steps noisy)."""
+    import matplotlib.pyplot as plt
+
+    labels = [m for m in STEP_METRICS.values() if m in steps]
+    fig, axes = plt.subplots(1, len(labels), figsize=(4.2 * len(labels), 3.4), squeeze=False)
+    for ax, label in zip(axes[0], labels, strict=True):
+        for k, (run, frame) in enumerate(steps.groupby("run", sort=True)):
+            color = f"C{k}"
+            ax.plot(frame["step"], frame[label], color=color, alpha=0.25, lw=1)
+            ax.plot(frame["step"], frame[label].rolling(window, min_periods=1).mean(), color=color, lw=2,
+                    label=run)
+        ax.set_title(label, fontsize=10)
+        ax.set_xlabel("GRPO step")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def environment() -> dict[str, Any]:
+    """Package versions and the machine (what the wall times were measured on)."""
+    import importlib.metadata as md
+
+    versions = {}
+    for package in PACKAGES:
+        try:
+            versions[package] = md.version(package)
+        except md.PackageNotFoundError:
+            versions[package] = None
+    memory = None
+    try:
+        memory = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError, AttributeError):
+        pass
+    return {"python": sys.version.split()[0], "packages": versions,
+            "machine": {"platform": platform.platform(), "processor": platform.machine(),
+                        "cpus": os.cpu_count(), "memory_gib": memory}}
+
+
+def _notebook_times(executed: Path) -> dict[str, float]:
+    """Seconds per executed notebook (papermill's own record), for the pipeline's wall time."""
+    times = {}
+    for path in sorted(executed.glob("[0-9][0-9]_*.ipynb")):
+        try:
+            meta = json.loads(path.read_text()).get("metadata", {}).get("papermill", {})
+        except (OSError, ValueError):
+            continue
+        if meta.get("duration") is not None:
+            times[path.stem] = round(float(meta["duration"]), 1)
+    return times
+
+
+def write_record(report_dir: str | Path, config: str | Any, heldout: pd.DataFrame, *,
+                 results_dir: str | Path = "results", checkpoints_dir: str | Path | None = None,
+                 profile: str = "laptop", turns: pd.DataFrame | None = None,
+                 executed_dir: str | Path = "executed", command: Sequence[str] | None = None) -> dict[str, Any]:
+    """Write summary.csv, steps.csv, curves.png, heldout_turns.csv (when given) and record.json
+    into ``report_dir``; returns the record."""
+    from prove.train.config import load_train_config
+
+    cfg = config if not isinstance(config, str) else load_train_config(config)
+    cfg = cfg.with_results(results_dir)
+    out = Path(report_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = summary_table(cfg, heldout, results_dir, checkpoints_dir)
+    summary.to_csv(out / "summary.csv", index=False)
+    steps = step_table(cfg, results_dir, checkpoints_dir)
+    steps.to_csv(out / "steps.csv", index=False)
+    if len(steps):
+        import matplotlib.pyplot as plt
+
+        fig = curves_figure(steps)
+        fig.savefig(out / "curves.png", dpi=130, bbox_inches="tight")
+        plt.close(fig)
+    if turns is not None and len(turns):
+        turns.to_csv(out / "heldout_turns.csv", index=False)
+    results_dir = Path(results_dir)
+    runs = _runs(cfg, results_dir, Path(checkpoints_dir) if checkpoints_dir else results_dir / "checkpoints")
+    commands = {}
+    for name, record in runs.items():
+        script = Path(record["run_dir"]) / "command.sh"
+        if script.is_file():
+            commands[name] = script.read_text().splitlines()[-1]
+    data_report = cfg.data.resolve("rl_train").parent / "data_report.json"
+    times = _notebook_times(Path(executed_dir))
+    record = {
+        "command": " ".join(command) if command else f"./run_all.sh --profile {profile}",
+        "config": cfg.name, "model": cfg.model, "steps": cfg.steps,
+        "seed": cfg.verl.get("data.seed", 1),
+        "grpo": {"prompts_per_step": cfg.verl.get("data.train_batch_size"),
+                 "rollouts_per_prompt": cfg.verl.get("actor_rollout_ref.rollout.n"),
+                 "max_response_tokens": cfg.verl.get("data.max_response_length"),
+                 "lr": cfg.variant("default").lr},
+        "data": json.loads(data_report.read_text()) if data_report.is_file() else None,
+        "runs": {name: {k: r.get(k) for k in ("variant", "reward", "lr", "engine", "init", "global_step",
+                                              "wall_s", "hf_model")} for name, r in runs.items()},
+        "run_commands": commands, "notebook_seconds": times,
+        "pipeline_wall_s": round(sum(times.values()), 1) if times else None,
+        **environment(),
+    }
+    (out / "record.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    return record

@@ -1,0 +1,65 @@
+"""The laptop experiment's record: the summary's rows and columns, the step table, the files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from prove.train.config import load_train_config
+from prove.train.laptop import RUN_NAMES, SUMMARY_COLUMNS, step_table, summary_table, write_record
+from prove.train.launch import RunPaths
+
+
+def _run(cfg, variant: str, results: Path, steps: int = 0, **record) -> None:
+    paths = RunPaths.for_run(cfg, cfg.variant(variant), results, results / "checkpoints")
+    paths.run_dir.mkdir(parents=True, exist_ok=True)
+    v = cfg.variant(variant)
+    paths.model.write_text(json.dumps({"variant": variant, "trainer": v.trainer, "reward": v.reward, "lr": v.lr,
+                                       "global_step": steps, "hf_model": "/m", **record}))
+    (paths.run_dir / "command.sh").write_text(f"#!/usr/bin/env bash\nprove train x --variant {variant}\n")
+    if v.trainer == "grpo":
+        lines = [{"step": s, "data": {"reward": 0.1 * s, "rewards/calls/mean": 1.0, "completions/mean_length": 40.0,
+                                      "reward_std": 0.2, "loss": 0.0}} for s in range(1, steps + 1)]
+        paths.metrics.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def _heldout(*runs: str) -> pd.DataFrame:
+    return pd.DataFrame([{"model": "SmolLM2-135M", "config": "smollm2-135m-laptop", "run": r,
+                          "heldout_reward": 0.1 * i, "heldout_coverage": 0.0, "exact_turn": 0.0,
+                          "calls_per_turn": float(i), "gt_calls_per_turn": 2.0, "abstention_accuracy": 1.0,
+                          "clarification_accuracy": float("nan"), "turns": 24.0} for i, r in enumerate(runs)])
+
+
+def test_summary_has_a_row_per_named_run_with_what_each_did(tmp_path: Path) -> None:
+    cfg = load_train_config("smollm2-135m-laptop").with_results(tmp_path)
+    _run(cfg, "sft", tmp_path, 32, wall_s=600.0)
+    _run(cfg, "default", tmp_path, 3, wall_s=120.0, engine="trl")
+    _run(cfg, "recall_only", tmp_path, 3, wall_s=130.0, engine="trl")
+    table = summary_table(cfg, _heldout("base", "sft", "grpo_default"), tmp_path)
+    assert tuple(table["run"]) == RUN_NAMES and tuple(table.columns) == SUMMARY_COLUMNS
+    row = table.set_index("run")
+    assert row.loc["grpo_prove", "status"] == "evaluated" and row.loc["grpo_prove", "heldout_reward"] == 0.2
+    assert row.loc["grpo_prove", "engine"] == "trl" and row.loc["grpo_prove", "steps"] == 3
+    assert row.loc["grpo_recall_only", "status"] == "trained, not evaluated"
+    assert row.loc["grpo_beta0", "status"] == "not run" and pd.isna(row.loc["grpo_beta0", "heldout_reward"])
+    assert row.loc["base", "steps"] == 0 and row.loc["sft", "trained_on"] == "sft data"
+    assert row.loc["sft", "calls_per_turn"] == 1.0 and row.loc["sft", "wall_s"] == 600.0
+
+
+def test_steps_and_the_record_come_from_the_run_folders(tmp_path: Path) -> None:
+    cfg = load_train_config("smollm2-135m-laptop").with_results(tmp_path)
+    _run(cfg, "sft", tmp_path, 32)
+    _run(cfg, "default", tmp_path, 4, engine="trl")
+    steps = step_table(cfg, tmp_path)
+    assert set(steps["run"]) == {"grpo_prove"} and list(steps["step"]) == [1, 2, 3, 4]
+    assert steps["mean reward (trained reward)"].iloc[-1] == 0.4
+    out = tmp_path / "report"
+    record = write_record(out, cfg, _heldout("base", "sft", "grpo_default"), results_dir=tmp_path,
+                          executed_dir=tmp_path / "none")
+    assert {p.name for p in out.iterdir()} == {"summary.csv", "steps.csv", "curves.png", "record.json"}
+    saved = json.loads((out / "record.json").read_text())
+    assert saved["runs"]["grpo_prove"]["engine"] == "trl" and saved["packages"]["torch"]
+    assert saved["run_commands"]["sft"] == "prove train x --variant sft" and record["machine"]["cpus"]
+    assert saved["command"] == "./run_all.sh --profile laptop"

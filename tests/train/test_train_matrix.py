@@ -1,0 +1,98 @@
+"""The training matrix: jobs per profile, resumption, the learning rate picked on validation."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from prove.train.chain import ChainPlan
+from prove.train.config import load_train_config
+from prove.train.launch import RunPaths
+from prove.train.matrix import PICK, alias_default, main, pick_lr, plan_jobs, run_matrix
+
+
+def _finish(cfg, variant: str, results: Path, ckpt: Path, val: float | None = None) -> RunPaths:
+    """A run folder as a finished run leaves it: model.json (and metrics with a validation reward)."""
+    paths = RunPaths.for_run(cfg, cfg.variant(variant), results, ckpt)
+    paths.run_dir.mkdir(parents=True, exist_ok=True)
+    paths.model.write_text(json.dumps({"config": cfg.name, "variant": variant, "hf_model": f"/m/{variant}",
+                                       "trainer": cfg.variant(variant).trainer, "global_step": 3}))
+    if val is not None:
+        lines = [{"step": 1, "data": {"val-core/prove/reward/mean@1": 0.0}},
+                 {"step": 3, "data": {"val-core/prove/reward/mean@1": val, "critic/score/mean": 0.5}}]
+        paths.metrics.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return paths
+
+
+def test_the_laptop_matrix_is_sft_then_trl_grpo_per_reward(tmp_path: Path) -> None:
+    from prove.profiles import load_profile
+
+    plan = ChainPlan.from_profile(load_profile("laptop")["train"])
+    jobs = plan_jobs(plan, tmp_path, tmp_path / "ckpt")
+    assert [j.variant for j in jobs] == ["sft", "default", "recall_only"]
+    assert "--engine" not in jobs[0].command and all("--engine trl" in j.command for j in jobs[1:])
+    assert all(j.after == ("smollm2-135m-laptop:sft",) for j in jobs[1:]) and not any(j.done for j in jobs)
+
+
+def test_the_paper_matrix_sweeps_then_runs_every_ablation_at_the_picked_rate(tmp_path: Path) -> None:
+    from prove.profiles import load_profile
+
+    plan = ChainPlan.from_profile(load_profile("paper")["train"])
+    jobs = plan_jobs(plan, tmp_path, tmp_path / "ckpt")
+    per_model = {c: [j for j in jobs if j.config == c] for c in plan.configs}
+    assert len(per_model) == 4
+    for model_jobs in per_model.values():
+        stages = [j.stage for j in model_jobs]
+        assert stages == ["sft"] + ["sweep"] * 3 + ["grpo"] * 7
+        ablations = [j for j in model_jobs if j.stage == "grpo"]
+        assert {j.variant for j in ablations} == {"no_validity", "no_coverage", "no_efficiency", "no_name",
+                                                  "no_args", "beta0", "recall_only"}
+        assert all(j.lr_key == PICK and len(j.after) == 3 for j in ablations)
+
+
+def test_the_pick_is_the_best_final_validation_reward(tmp_path: Path) -> None:
+    cfg = load_train_config("qwen3-4b").with_results(tmp_path)
+    ckpt = tmp_path / "ckpt"
+    _finish(cfg, "lr_low", tmp_path, ckpt, 0.30)
+    _finish(cfg, "lr_mid", tmp_path, ckpt, 0.41)
+    assert pick_lr(cfg, tmp_path, ckpt) == (None, {"lr_low": 0.30, "lr_mid": 0.41, "lr_high": None})
+    _finish(cfg, "lr_high", tmp_path, ckpt, 0.52)
+    picked, values = pick_lr(cfg, tmp_path, ckpt)
+    assert picked == "lr_high" and values["lr_high"] == 0.52
+    plan = ChainPlan(configs=("qwen3-4b",), variants=("default", "beta0"), lr_sweep=True)
+    beta0 = [j for j in plan_jobs(plan, tmp_path, ckpt) if j.variant == "beta0"][0]
+    assert beta0.lr_key == "lr_high" and "--lr-key lr_high" in beta0.command
+    record = alias_default(cfg, picked, values, tmp_path, ckpt)
+    default = RunPaths.for_run(cfg, cfg.variant("default"), tmp_path, ckpt)
+    assert json.loads(default.model.read_text())["hf_model"] == "/m/lr_high" == record["hf_model"]
+
+
+def test_finished_jobs_are_skipped_and_the_default_is_aliased(tmp_path: Path) -> None:
+    cfg = load_train_config("qwen3-4b").with_results(tmp_path)
+    ckpt = tmp_path / "ckpt"
+    for key, val in (("lr_low", 0.2), ("lr_mid", 0.1), ("lr_high", 0.15)):
+        _finish(cfg, key, tmp_path, ckpt, val)
+    _finish(cfg, "beta0", tmp_path, ckpt)
+    plan = ChainPlan(configs=("qwen3-4b",), variants=("default", "beta0"), lr_sweep=True)
+    assert all(j.done for j in plan_jobs(plan, tmp_path, ckpt))
+    records = run_matrix(plan, tmp_path, ckpt, out=io.StringIO())  # nothing left to launch
+    assert records["qwen3-4b"]["grpo_default"]["picked_lr"] == "lr_low"
+    assert records["qwen3-4b"]["grpo_beta0"]["skipped"] is True
+
+
+def test_the_dry_run_lists_every_job_and_a_bad_profile_says_what_exists(capsys: pytest.CaptureFixture) -> None:
+    assert main(["--profile", "laptop", "--dry-run", "--results-dir", "/nonexistent/results"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("[to run]") == 3 and "# 3 jobs, 0 done" in printed and "outputs:" in printed
+    assert main(["--profile", "nope", "--dry-run"]) == 2
+    assert "unknown profile 'nope'; available:" in capsys.readouterr().err
+
+
+def test_an_unknown_learning_rate_point_is_refused(tmp_path: Path) -> None:
+    from prove.train.launch import launch
+
+    with pytest.raises(ValueError, match="unknown learning-rate point 'lr_max'; valid: lr_high, lr_low, lr_mid"):
+        launch(load_train_config("qwen3-4b"), "beta0", dry_run=True, results_dir=tmp_path, lr_key="lr_max")
