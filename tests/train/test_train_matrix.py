@@ -96,3 +96,14 @@ def test_an_unknown_learning_rate_point_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError, match="unknown learning-rate point 'lr_max'; valid: lr_high, lr_low, lr_mid"):
         launch(load_train_config("qwen3-4b"), "beta0", dry_run=True, results_dir=tmp_path, lr_key="lr_max")
+
+
+def test_an_sft_run_gets_enough_epochs_to_reach_its_step_cap_and_save(tmp_path: Path) -> None:
+    """VERL's SFT trainer saves only at its last step: 32 steps over 27 rows per epoch at one epoch
+    would end after 27 steps and save nothing (the laptop run's first attempt)."""
+    from prove.train.launch import launch
+
+    out = io.StringIO()
+    assert launch(load_train_config("smollm2-135m-laptop"), "sft", dry_run=True, results_dir=tmp_path, out=out) == 0
+    command = out.getvalue()
+    assert "trainer.total_training_steps=32" in command and "trainer.total_epochs=32" in command

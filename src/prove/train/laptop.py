@@ -41,6 +41,7 @@ STEP_METRICS: dict[str, str] = {
     "rewards/calls/mean": "calls per rollout",
     "completions/mean_length": "response length (model tokens)",
     "reward_std": "reward std within groups",
+    "frac_reward_zero_std": "groups with no reward spread",
 }
 """TRL's per-step metric -> its label in steps.csv / curves.png."""
 PACKAGES = ("torch", "transformers", "trl", "verl", "accelerate", "datasets", "ray", "numpy")

@@ -362,6 +362,8 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
         cfg = dataclasses.replace(cfg, default_lr=lr_key)
     variant = cfg.variant(variant_name)
     paths = RunPaths.for_run(cfg, variant, results_dir, checkpoints_dir)
+    if steps is None and variant.trainer == "sft" and cfg.sft.get("trainer.total_training_steps"):
+        steps = int(cfg.sft["trainer.total_training_steps"])  # epochs enough to reach it (and save)
     if steps is not None:
         cfg = cfg.with_steps(steps, sft=variant.trainer == "sft")
     model = cfg.model
