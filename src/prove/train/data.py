@@ -8,8 +8,9 @@ narrows each example's offered tools to ``data.max_tools`` (the tools its ground
 first, then the other offered tools in their offered order: a laptop-sized prompt keeps the
 decision between a few plausible tools), builds the rows with ``prove.train.rows`` (RL: one per
 user turn; SFT: one per conversation), measures each prompt with the model's tokenizer and the
-row's own offered tools, and drops — never cuts — what exceeds the budget. The counts of every
-drop are returned and written to ``data_report.json`` beside the files. Deterministic: the same
+row's own offered tools, and drops — never cuts — what exceeds the budget. The counts (turns seen,
+rows kept, dropped as too long, and left unmeasured once ``max_*_rows`` was reached) are returned
+and written to ``data_report.json`` beside the files. Deterministic: the same
 export and settings give the same bytes.
 """
 
@@ -83,14 +84,17 @@ def _rows(examples: Iterable[dict[str, Any]], split: str, data: DataPaths, token
           limit: int | None) -> tuple[list[dict], list[dict], dict[str, int]]:
     rl: list[dict[str, Any]] = []
     sft: list[dict[str, Any]] = []
-    counts = {"examples": 0, "rl_rows": 0, "rl_too_long": 0, "sft_rows": 0, "sft_too_long": 0}
+    counts = {"examples": 0, "turns": 0, "rl_rows": 0, "rl_too_long": 0, "rl_over_row_cap": 0,
+              "sft_rows": 0, "sft_too_long": 0, "sft_over_row_cap": 0}
     for example in examples:
         counts["examples"] += 1
         narrowed = narrow_tools(example, data.max_tools)
         tools = list(narrowed.get("tools") or [])
         for row in turn_rows(narrowed, start_index=0, split=split):
+            counts["turns"] += 1
             if limit is not None and len(rl) >= limit:
-                break
+                counts["rl_over_row_cap"] += 1  # not measured: the cap was reached before it
+                continue
             if data.max_prompt_tokens is not None and _tokens(
                     tokenizer, row["prompt"], tools, True) > data.max_prompt_tokens:
                 counts["rl_too_long"] += 1
@@ -99,6 +103,7 @@ def _rows(examples: Iterable[dict[str, Any]], split: str, data: DataPaths, token
             rl.append(row)
         srow = sft_row(narrowed)
         if limit is not None and len(sft) >= limit:
+            counts["sft_over_row_cap"] += 1
             continue
         if data.max_sft_tokens is not None and _tokens(
                 tokenizer, srow["messages"], tools, False) > data.max_sft_tokens:
