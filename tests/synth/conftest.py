@@ -5,18 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from synth_helpers import small_config
 
-from prove.synth.pipeline import SynthConfig, SynthResult, synthesize
-
-SERVERS = ("banking", "email", "shop", "calendar", "flights")
-SMALL = {"multi_turn": 10, "clarification": 4, "abstention": 4}
-
-
-def small_config(**overrides: object) -> SynthConfig:
-    base: dict[str, object] = dict(sizes=dict(SMALL), seed=3, n_chains=120, n_worlds=3,
-                                   servers=SERVERS, chunk_size=8, val_fraction=0.25)
-    base.update(overrides)
-    return SynthConfig(**base)  # type: ignore[arg-type]
+from prove.synth.pipeline import SynthResult, synthesize
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import SMALL, small_config
+from synth_helpers import SMALL, small_config
 
 from prove.synth.pipeline import SynthResult, synthesize
 
