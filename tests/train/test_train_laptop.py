@@ -78,3 +78,16 @@ def test_the_data_report_accounts_for_every_turn_and_conversation(demo_examples:
     assert counts["rl_rows"] == len(rl) <= 3 and counts["rl_too_long"] > 0
     assert counts["examples"] == counts["sft_rows"] + counts["sft_too_long"] + counts["sft_over_row_cap"]
     assert [r["extra_info"]["index"] for r in rl] == list(range(len(rl))) and len(sft) == counts["sft_rows"]
+    assert sum(counts["rl_kinds"].values()) == len(rl) and sum(counts["sft_kinds"].values()) == len(sft)
+
+
+def test_a_row_cap_keeps_every_kind_in_a_fixed_order() -> None:
+    """The export lists multi-turn examples first: a cap in file order kept only those (the first
+    laptop record trained GRPO on multi-turn turns alone)."""
+    from prove.train.data import sample_order
+
+    examples = [{"id": f"prove-{kind}-{i:06d}", "kind": kind}
+                for kind, n in (("multi_turn", 200), ("clarification", 30), ("abstention", 30)) for i in range(n)]
+    first = sample_order(examples)[:64]
+    assert {e["kind"] for e in first} == {"multi_turn", "clarification", "abstention"}
+    assert sample_order(list(reversed(examples))) == sample_order(examples)  # the order is the ids', not the file's

@@ -8,15 +8,18 @@ narrows each example's offered tools to ``data.max_tools`` (the tools its ground
 first, then the other offered tools in their offered order: a laptop-sized prompt keeps the
 decision between a few plausible tools), builds the rows with ``prove.train.rows`` (RL: one per
 user turn; SFT: one per conversation), measures each prompt with the model's tokenizer and the
-row's own offered tools, and drops — never cuts — what exceeds the budget. The counts (turns seen,
-rows kept, dropped as too long, and left unmeasured once ``max_*_rows`` was reached) are returned
-and written to ``data_report.json`` beside the files. Deterministic: the same
-export and settings give the same bytes.
+row's own offered tools, and drops — never cuts — what exceeds the budget. Examples are taken in a
+fixed pseudo-random order (:func:`sample_order`), so ``max_train_rows`` keeps every kind. The
+counts (turns seen, rows kept by kind, dropped as too long, left unmeasured once ``max_*_rows``
+was reached) are returned and written to ``data_report.json`` beside the files. Deterministic: the
+same export and settings give the same bytes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,7 @@ from typing import Any
 from prove.train.config import DataPaths, TrainConfig
 from prove.train.rows import sft_row, turn_rows, write_rows
 
-__all__ = ["narrow_tools", "read_split", "prepare", "ensure_prepared"]
+__all__ = ["narrow_tools", "read_split", "sample_order", "prepare", "ensure_prepared"]
 
 
 def _name(schema: Mapping[str, Any]) -> str:
@@ -84,9 +87,9 @@ def _rows(examples: Iterable[dict[str, Any]], split: str, data: DataPaths, token
           limit: int | None) -> tuple[list[dict], list[dict], dict[str, int]]:
     rl: list[dict[str, Any]] = []
     sft: list[dict[str, Any]] = []
-    counts = {"examples": 0, "turns": 0, "rl_rows": 0, "rl_too_long": 0, "rl_over_row_cap": 0,
-              "sft_rows": 0, "sft_too_long": 0, "sft_over_row_cap": 0}
-    for example in examples:
+    counts: dict[str, Any] = {"examples": 0, "turns": 0, "rl_rows": 0, "rl_too_long": 0, "rl_over_row_cap": 0,
+                              "sft_rows": 0, "sft_too_long": 0, "sft_over_row_cap": 0}
+    for example in sample_order(examples):
         counts["examples"] += 1
         narrowed = narrow_tools(example, data.max_tools)
         tools = list(narrowed.get("tools") or [])
@@ -111,7 +114,16 @@ def _rows(examples: Iterable[dict[str, Any]], split: str, data: DataPaths, token
             continue
         sft.append(srow)
     counts["rl_rows"], counts["sft_rows"] = len(rl), len(sft)
+    counts["rl_kinds"] = dict(sorted(Counter(r["extra_info"]["kind"] for r in rl).items()))
+    counts["sft_kinds"] = dict(sorted(Counter(r["kind"] for r in sft).items()))
     return rl, sft, counts
+
+
+def sample_order(examples: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Examples in a fixed pseudo-random order (the sha256 of their id): a row cap then keeps a
+    sample of every kind in the export's proportions, not the export's first kind (the export
+    lists multi-turn examples before clarifications and abstentions)."""
+    return sorted(examples, key=lambda e: hashlib.sha256(str(e.get("id", "")).encode()).hexdigest())
 
 
 def prepare(cfg: TrainConfig, synth_dir: str | Path | None = None, tokenizer: Any = None) -> dict[str, Any]:
