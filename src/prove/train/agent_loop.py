@@ -38,7 +38,7 @@ from prove.train.rows import AGENT_NAME
 from prove.train.schema import row_schemas
 from prove.train.session import TOOL_LOG_KEY, close_episode, failed_entry
 
-__all__ = ["ProveAgentLoop", "hermes_blocks", "Block"]
+__all__ = ["ProveAgentLoop", "hermes_blocks", "refuse_arguments", "Block"]
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +87,18 @@ def _parse_block(raw: str) -> Block:
         reason = f"{type(exc).__name__}: {exc}"
     return Block(raw, None, f"malformed <tool_call> (VERL's hermes parser dropped it: {reason[:200]}); "
                             'write <tool_call>{"name": ..., "arguments": {...}}</tool_call>')
+
+
+def refuse_arguments(name: str, raw: str) -> dict[str, Any] | None:
+    """A failed entry for a call whose arguments (``raw``, JSON text) are not a JSON object — a
+    tool must not get a string or a list; None when they are one."""
+    arguments = _loads(raw)
+    if isinstance(arguments, dict):
+        return None
+    what = "are not JSON" if arguments is None else f"are a JSON {type(arguments).__name__}"
+    return failed_entry(name, raw if arguments is None else arguments,
+                        f"the arguments of {name} {what}; they must be a JSON object "
+                        "of parameter names to values")
 
 
 def hermes_blocks(text: str) -> list[Block]:
@@ -246,13 +258,7 @@ class ProveAgentLoop(ToolAgentLoop):
         (VERL would hand a string or list to the tool); None when the call may go ahead."""
         if tool_call.name not in getattr(agent_data, "_active_tools", self.tools):
             return None  # VERL answers "Unknown function ..."; logged below
-        arguments = _loads(tool_call.arguments)
-        if isinstance(arguments, dict):
-            return None
-        what = "are not JSON" if arguments is None else f"are a JSON {type(arguments).__name__}"
-        return failed_entry(tool_call.name, tool_call.arguments if arguments is None else arguments,
-                            f"the arguments of {tool_call.name} {what}; they must be a JSON object "
-                            "of parameter names to values")
+        return refuse_arguments(tool_call.name, tool_call.arguments)
 
     async def _close_episode(self) -> None:
         agent_data = self._agent_data

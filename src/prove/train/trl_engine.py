@@ -221,6 +221,7 @@ class ProveRollout:
         """Run (or refuse) a turn's blocks in order; log each; return the tool messages to show."""
         import time
 
+        from prove.train.agent_loop import refuse_arguments
         from prove.train.rows import episode_spec
         from prove.train.session import call_in_episode, failed_entry
 
@@ -242,14 +243,10 @@ class ProveRollout:
             ran += 1
             name = block.call.name
             arguments = json.loads(block.call.arguments)
-            if name not in offered:
-                entry = failed_entry(name, arguments, f"Unknown function {name!r}: not one of the offered tools")
-                text = f"Error: {entry['error']}"
-            elif not isinstance(arguments, dict):
-                entry = failed_entry(name, arguments, f"the arguments of {name} are a JSON "
-                                     f"{type(arguments).__name__}; they must be a JSON object of "
-                                     "parameter names to values")
-                text = f"Error: {entry['error']}"
+            refused = (failed_entry(name, arguments, f"Unknown function {name!r}: not one of the offered tools")
+                       if name not in offered else refuse_arguments(name, block.call.arguments))
+            if refused is not None:
+                entry, text = refused, f"Error: {refused['error']}"
             else:
                 start = time.perf_counter()
                 text, entry = self.loop.run_until_complete(call_in_episode(
