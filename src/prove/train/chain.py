@@ -1,31 +1,26 @@
-"""The paper's chain as one call: SFT, then GRPO from it, each an ordinary ``prove train`` run.
+"""The paper's chain, described and found: a profile's ``train:`` plan, run labels, the trained models.
 
-    from prove.train.chain import run_chain, trained_models
-    runs = run_chain("smollm2-135m", ["default"], sft_steps=2, grpo_steps=2)   # 05 on smoke
+    from prove.train.chain import ChainPlan, trained_models
+    plan = ChainPlan.from_profile(load_profile("smoke")["train"])   # run by prove.train.matrix
     models = trained_models("smollm2-135m")     # {"base": ..., "sft": ..., "grpo_default": ...}
 
-Each step is exactly what a user runs by hand (``prove train smollm2-135m --variant sft``, then
-``prove train smollm2-135m``): ``prove.train.launch.launch`` prepares the data from the synthesis
-export if needed, runs VERL, and on success writes the run's ``model.json`` naming its HF model
-folder (every saved step holds one). A finished run (its ``model.json`` present) is skipped unless
-``resume=False``, so an interrupted chain continues where it stopped. Evaluation finds the models
-through :func:`trained_models`; nothing is filled in by hand.
+Each run of a chain is exactly what a user types (``prove train smollm2-135m --variant sft``, then
+``prove train smollm2-135m``); ``prove.train.matrix`` runs a plan's jobs in order and skips a
+finished run (its ``model.json`` present), so an interrupted chain continues where it stopped.
+Evaluation finds the models through :func:`trained_models`; nothing is filled in by hand.
 """
-
 from __future__ import annotations
 
 import json
-import sys
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from prove.train.config import TrainConfig, load_train_config
-from prove.train.launch import RunPaths, launch
+from prove.train.launch import RunPaths
 
-__all__ = ["ChainPlan", "run_chain", "trained_models", "run_label"]
+__all__ = ["ChainPlan", "trained_models", "run_label"]
 
 
 @dataclass(frozen=True)
@@ -79,39 +74,6 @@ def _config(config: str | TrainConfig) -> TrainConfig:
 def run_label(variant: str) -> str:
     """``sft`` for the SFT run, ``grpo_<variant>`` for a GRPO run (``grpo_default`` is PROVE's)."""
     return "sft" if variant == "sft" else f"grpo_{variant}"
-
-
-def run_chain(config: str | TrainConfig, variants: Sequence[str] = ("default",), *,
-              results_dir: str | Path = "results", checkpoints_dir: str | Path = "checkpoints",
-              sft_steps: int | None = None, grpo_steps: int | None = None, resume: bool = True,
-              out: Any = None, engine: str = "verl") -> dict[str, dict[str, Any]]:
-    """SFT (when GRPO starts from it) then each GRPO variant; returns {label: run record}."""
-    cfg = _config(config).with_results(results_dir)
-    out = out or sys.stdout
-    plan = (["sft"] if cfg.grpo_init == "sft" else []) + [v for v in variants if v != "sft"]
-    if "sft" in variants and "sft" not in plan:
-        plan.insert(0, "sft")
-    records: dict[str, dict[str, Any]] = {}
-    for name in plan:
-        variant = cfg.variant(name)
-        paths = RunPaths.for_run(cfg, variant, results_dir, checkpoints_dir)
-        label = run_label(name)
-        if resume and paths.model.is_file():
-            records[label] = {**json.loads(paths.model.read_text()), "skipped": True}
-            print(f"# {label}: finished earlier ({records[label]['hf_model']}); skipped", file=out)
-            continue
-        steps = sft_steps if variant.trainer == "sft" else grpo_steps
-        start = time.perf_counter()
-        code = launch(cfg, name, results_dir=results_dir, checkpoints_dir=checkpoints_dir,
-                      out=out, steps=steps, engine=engine)
-        wall = time.perf_counter() - start
-        if code != 0:
-            raise RuntimeError(f"{cfg.experiment(name)} exited with {code}; see {paths.log}")
-        record = json.loads(paths.model.read_text())
-        record["wall_s"] = round(wall, 1)
-        paths.model.write_text(json.dumps(record, indent=2) + "\n")
-        records[label] = {**record, "skipped": False}
-    return records
 
 
 def trained_models(config: str | TrainConfig, results_dir: str | Path = "results",
