@@ -52,6 +52,12 @@ def run_name(variant: str, reward: str, trainer: str) -> str:
     return "sft" if trainer == "sft" or variant == "sft" else f"grpo_{reward}"
 
 
+def _dirs(results_dir: str | Path, checkpoints_dir: str | Path | None) -> tuple[Path, Path]:
+    """The results folder and the checkpoints folder (default: ``<results>/checkpoints``, 05's)."""
+    results = Path(results_dir)
+    return results, Path(checkpoints_dir) if checkpoints_dir is not None else results / "checkpoints"
+
+
 def _runs(cfg: Any, results_dir: Path, checkpoints_dir: Path) -> dict[str, dict[str, Any]]:
     """Every finished run of the config, by report name: its model.json and run directory."""
     from prove.train.launch import RunPaths
@@ -72,8 +78,7 @@ def summary_table(cfg: Any, heldout: pd.DataFrame, results_dir: str | Path = "re
 
     ``heldout`` is 06's ``heldout_summary.csv`` (column ``run``: ``base``, ``sft``,
     ``grpo_<variant>``); only rows of ``cfg``'s model are read."""
-    results_dir = Path(results_dir)
-    checkpoints_dir = Path(checkpoints_dir) if checkpoints_dir is not None else results_dir / "checkpoints"
+    results_dir, checkpoints_dir = _dirs(results_dir, checkpoints_dir)
     runs = _runs(cfg, results_dir, checkpoints_dir)
     by_label: dict[str, Mapping[str, Any]] = {}
     for row in heldout.to_dict("records"):
@@ -107,8 +112,7 @@ def step_table(cfg: Any, results_dir: str | Path = "results",
     """Every GRPO step of every finished run: run, step and :data:`STEP_METRICS` (long format)."""
     from prove.train.report import load_metrics
 
-    results_dir = Path(results_dir)
-    checkpoints_dir = Path(checkpoints_dir) if checkpoints_dir is not None else results_dir / "checkpoints"
+    results_dir, checkpoints_dir = _dirs(results_dir, checkpoints_dir)
     frames = []
     for name, record in _runs(cfg, results_dir, checkpoints_dir).items():
         if record.get("trainer") != "grpo" or not Path(record["metrics"]).is_file():
@@ -200,8 +204,7 @@ def write_record(report_dir: str | Path, config: str | Any, heldout: pd.DataFram
         plt.close(fig)
     if turns is not None and len(turns):
         turns.to_csv(out / "heldout_turns.csv", index=False)
-    results_dir = Path(results_dir)
-    runs = _runs(cfg, results_dir, Path(checkpoints_dir) if checkpoints_dir else results_dir / "checkpoints")
+    runs = _runs(cfg, *_dirs(results_dir, checkpoints_dir))
     commands = {}
     for name, record in runs.items():
         script = Path(record["run_dir"]) / "command.sh"
