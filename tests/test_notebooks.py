@@ -12,6 +12,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+# A cell that runs longer fails with its notebook and source named (the longest smoke cells, 05's
+# training and 06's evaluation, take ~7 min on two cores): a hang costs 20 minutes, not the run.
+CELL_TIMEOUT_S = 1200
 
 
 @pytest.fixture(scope="session")
@@ -67,6 +70,7 @@ def _execute(pm: Any, path: Path, root: Path, kernel: str, results: Path, figure
     try:
         pm.execute_notebook(
             str(path), str(root / path.name), kernel_name=kernel, cwd=str(ROOT), progress_bar=False,
+            execution_timeout=CELL_TIMEOUT_S,
             parameters={"profile": "smoke", "results_dir": str(results), "figures_dir": str(figures)},
         )
     finally:

@@ -132,3 +132,46 @@ def test_cli_entry_point_lists_and_dry_runs(tmp_path: Path) -> None:
                           "--dry-run", "--results-dir", str(tmp_path)], capture_output=True, text=True,
                          timeout=120)
     assert bad.returncode == 2 and "unknown variant" in bad.stderr
+
+
+def test_an_interrupted_trainer_is_stopped_with_every_process_it_started(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (or a notebook cell's timeout) while a run streams its log stops the trainer's whole
+    process group, workers included, and still raises: nothing keeps training in the background."""
+    import os
+    import time
+
+    from prove.train.launch import _run
+
+    script = ("import subprocess, sys, time\n"
+              "w = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+              "print(f'step:1 worker={w.pid}', flush=True)\n"
+              "time.sleep(120)\n")
+    seen: list[int] = []
+
+    class Interrupt(io.StringIO):
+        def write(self, text: str) -> int:
+            if "worker=" in text:
+                seen.append(int(text.split("worker=")[1].split()[0]))
+                raise KeyboardInterrupt
+            return super().write(text)
+
+    monkeypatch.setattr(sys, "stdout", io.StringIO())  # no byte stream: metric lines go to `out`
+    paths = RunPaths(tmp_path / "run", tmp_path / "ckpt")
+    paths.run_dir.mkdir(parents=True)
+    with pytest.raises(KeyboardInterrupt):
+        _run([sys.executable, "-c", script], {}, paths, out=Interrupt())
+    assert seen, "the trainer's step line never reached the notebook output"
+    deadline = time.monotonic() + 10
+    stat = Path(f"/proc/{seen[0]}/stat")
+    while time.monotonic() < deadline:
+        try:
+            os.kill(seen[0], 0)
+            if stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                break  # killed, not yet reaped by its new parent
+        except (ProcessLookupError, FileNotFoundError):
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the trainer's worker {seen[0]} is still running")
+    assert "step:1" in paths.log.read_text()

@@ -441,17 +441,33 @@ def _run(cmd: Sequence[str], env: Mapping[str, str], paths: RunPaths, out: Any =
     """Run the trainer from the repository root, teeing its output into trainer.log.
 
     On a terminal every line is echoed as it comes; where stdout is no byte stream (a notebook
-    kernel) only the trainer's per-step metric lines and errors are, decoded, to ``out``."""
+    kernel) only the trainer's per-step metric lines and errors are, decoded, to ``out``. The
+    trainer runs in its own process group: an interrupt (Ctrl-C, a notebook cell's timeout) stops
+    it and every worker it started (Ray's, torchrun's) instead of leaving them running."""
+    import signal
+
     raw = getattr(sys.stdout, "buffer", None)
     with paths.log.open("ab") as log:
         proc = subprocess.Popen(list(cmd), cwd=REPO_ROOT, env={**os.environ, **env},
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
         assert proc.stdout is not None
-        for line in proc.stdout:
-            log.write(line)
-            if raw is not None:
-                raw.write(line)
-                sys.stdout.flush()
-            elif b"step:" in line or b"Error" in line or b"Traceback" in line:
-                print(line.decode("utf-8", "replace").rstrip()[-2000:], file=out or sys.stdout)
-        return proc.wait()
+        try:
+            for line in proc.stdout:
+                log.write(line)
+                if raw is not None:
+                    raw.write(line)
+                    sys.stdout.flush()
+                elif b"step:" in line or b"Error" in line or b"Traceback" in line:
+                    print(line.decode("utf-8", "replace").rstrip()[-2000:], file=out or sys.stdout)
+            return proc.wait()
+        except BaseException:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(proc.pid, sig)
+                    proc.wait(timeout=15)
+                    break
+                except ProcessLookupError:
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+            raise
