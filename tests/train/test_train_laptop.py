@@ -62,7 +62,7 @@ def test_steps_and_the_record_come_from_the_run_folders(tmp_path: Path) -> None:
     saved = json.loads((out / "record.json").read_text())
     assert saved["runs"]["grpo_prove"]["engine"] == "trl" and saved["packages"]["torch"]
     assert saved["run_commands"]["sft"] == "prove train x --variant sft" and record["machine"]["cpus"]
-    assert saved["command"] == "./run_all.sh --profile laptop"
+    assert saved["command"] == "./run_all.sh --profile laptop" and "commit" in saved["source"]
 
 
 def test_the_data_report_accounts_for_every_turn_and_conversation(demo_examples: list, tokenizer) -> None:
@@ -91,3 +91,20 @@ def test_a_row_cap_keeps_every_kind_in_a_fixed_order() -> None:
     first = sample_order(examples)[:64]
     assert {e["kind"] for e in first} == {"multi_turn", "clarification", "abstention"}
     assert sample_order(list(reversed(examples))) == sample_order(examples)  # the order is the ids', not the file's
+
+
+def test_the_record_names_the_commit_and_whether_the_tree_differed(tmp_path: Path) -> None:
+    import subprocess
+
+    from prove.train.laptop import source
+
+    assert source(tmp_path) == {"commit": None, "dirty": None}  # not a checkout
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / "a.txt").write_text("one\n")
+    subprocess.run([*git, "add", "a.txt"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "one"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    assert source(tmp_path) == {"commit": head, "dirty": False}
+    (tmp_path / "a.txt").write_text("two\n")
+    assert source(tmp_path) == {"commit": head, "dirty": True}

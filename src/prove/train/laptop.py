@@ -10,7 +10,7 @@ experiment stays in the table with ``status = not run`` — with the held-out nu
 (``prove.eval.heldout``: PROVE's default reward whatever the run trained on), its steps and
 training wall time. ``steps.csv`` holds every GRPO step's mean reward, calls per rollout,
 response length and reward standard deviation within groups (TRL's logged metrics), drawn in
-``curves.png``; ``record.json`` the commands, seeds, package versions, machine and wall times.
+``curves.png``; ``record.json`` the commands, seeds, package versions, commit, machine and wall times.
 Nothing in it is typed in: every number comes from the run directories and 06's table.
 """
 
@@ -162,9 +162,25 @@ def environment() -> dict[str, Any]:
         memory = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
     except (ValueError, OSError, AttributeError):
         pass
-    return {"python": sys.version.split()[0], "packages": versions,
+    return {"python": sys.version.split()[0], "packages": versions, "source": source(),
             "machine": {"platform": platform.platform(), "processor": platform.machine(),
                         "cpus": os.cpu_count(), "memory_gib": memory}}
+
+
+def source(repo: str | Path | None = None) -> dict[str, Any]:
+    """The commit the code ran at and whether tracked files differed from it (``dirty``); both
+    None outside a git checkout."""
+    import subprocess
+
+    root = Path(repo) if repo is not None else Path(__file__).resolve().parents[3]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                                check=True, timeout=30).stdout.strip()
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                                capture_output=True, text=True, check=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+    return {"commit": commit, "dirty": bool(status.strip())}
 
 
 def _notebook_times(executed: Path) -> dict[str, float]:
