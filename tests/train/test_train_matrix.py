@@ -86,9 +86,12 @@ def test_finished_jobs_are_skipped_and_the_default_is_aliased(tmp_path: Path) ->
 
 
 def test_the_dry_run_lists_every_job_and_a_bad_profile_says_what_exists(capsys: pytest.CaptureFixture) -> None:
+    from prove.profiles import load_profile
+
+    n = 1 + len(load_profile("laptop")["train"]["variants"])  # SFT, then one GRPO run per reward
     assert main(["--profile", "laptop", "--dry-run", "--results-dir", "/nonexistent/results"]) == 0
     printed = capsys.readouterr().out
-    assert printed.count("[to run]") == 3 and "# 3 jobs, 0 done" in printed and "outputs:" in printed
+    assert printed.count("[to run]") == n and f"# {n} jobs, 0 done" in printed and "outputs:" in printed
     assert main(["--profile", "nope", "--dry-run"]) == 2
     assert "unknown profile 'nope'; available:" in capsys.readouterr().err
 
