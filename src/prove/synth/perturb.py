@@ -197,7 +197,7 @@ def build_script(kind: str, index: int, chains: Sequence[Chain], *, seed: int, n
                  val_fraction: float = 0.1) -> Script:
     """The seeded plan of example (kind, index): a server drawn uniformly, one of its chains, the
     world seed, turn layout and perturbations."""
-    from prove.synth.export import chain_split
+    from prove.synth.records import chain_split
 
     rng = example_rng(seed, kind, index)
     servers, groups = _pools(chains, registry, kind == "clarification")
