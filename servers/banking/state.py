@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import CITIES, COMPANIES, days_before, email, money, person, phone
 from prove.env.state import Counter, ServerState
+from prove.env.world import CITIES, COMPANIES, days_before, email, money, person, phone
 
 AccountType = Literal["checking", "savings", "credit"]
 Currency = Literal["USD", "EUR", "GBP"]

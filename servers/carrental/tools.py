@@ -8,9 +8,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.fake import iso
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
+from prove.env.world import iso
 from prove_servers.carrental.state import (
     DAMAGE_CHARGE,
     FREE_CANCEL_HOURS,

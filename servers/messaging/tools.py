@@ -7,9 +7,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.fake import iso
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
+from prove.env.world import iso
 from prove_servers.messaging.state import (
     EDIT_WINDOW_MINUTES,
     MAX_GROUP_MEMBERS,
