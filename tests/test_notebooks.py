@@ -70,7 +70,7 @@ def _execute(pm: Any, path: Path, root: Path, kernel: str, results: Path, figure
     try:
         pm.execute_notebook(
             str(path), str(root / path.name), kernel_name=kernel, cwd=str(ROOT), progress_bar=False,
-            execution_timeout=CELL_TIMEOUT_S,
+            execution_timeout=CELL_TIMEOUT_S, interrupt_on_timeout=True,  # Ctrl-C: a launch stops its trainer
             parameters={"profile": "smoke", "results_dir": str(results), "figures_dir": str(figures)},
         )
     finally:
