@@ -1,6 +1,9 @@
 """Write a notebook from a plain-text cell list (cells split on lines `# %% [markdown]` / `# %%`).
 
-    python tools/make_notebook.py notebooks/src/01_servers.py notebooks/01_servers.ipynb
+    python tools/make_notebook.py CELLS.py notebooks/NN_name.ipynb
+
+The numbered notebooks are committed as .ipynb only (edit them in JupyterLab and strip outputs);
+this turns a cell list written as plain text into a new one.
 
 The first code cell is tagged `parameters` (papermill). Output has no outputs/execution counts.
 """

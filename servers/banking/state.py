@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import CITIES, COMPANIES, days_before, email, money, person, phone
 from prove.env.state import Counter, ServerState
+from prove.env.world import CITIES, COMPANIES, days_before, email, money, person, phone
 
 AccountType = Literal["checking", "savings", "credit"]
 Currency = Literal["USD", "EUR", "GBP"]
@@ -163,7 +163,7 @@ def initial_state(seed: int) -> BankState:
                 account_number=f"{rng.randrange(10**9, 10**10)}",
                 nickname=rng.choice(["landlord", "mom", "gym", "babysitter", "roommate", "tutor"]),
             )
-    # Each customer's first payee gets a scheduled payment from their checking account.
+    # Every third payee (in creation order) gets a scheduled payment from its customer's checking account.
     for payee in list(state.payees.values())[::3]:
         checking = next(a for a in state.accounts.values()
                         if a.customer_id == payee.customer_id and a.account_type == "checking")

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import lookup, paginate, require
+from prove.env.helpers import Limit, Offset, lookup, paginate, require
 from prove.env.tool import tool
 from prove_servers.banking.state import (
     Account,
@@ -29,8 +29,6 @@ from prove_servers.banking.state import (
 AccountId = Annotated[str, Field(description="Account id, e.g. 'ACC-0003'.")]
 CustomerId = Annotated[str, Field(description="Customer id, e.g. 'CUS-0001'.")]
 Amount = Annotated[float, Field(gt=0, le=1_000_000, description="Amount in the account's currency.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 
 class AccountList(BaseModel):

@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import CITIES, days_before, email, money, person, phone
 from prove.env.state import Counter, ServerState
+from prove.env.world import CITIES, days_before, email, money, person, phone
 
 RiskProfile = Literal["conservative", "balanced", "aggressive"]
 BrokerageAccountType = Literal["individual", "ira", "joint"]

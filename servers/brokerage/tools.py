@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
 from prove_servers.brokerage.state import (
     IRA_ANNUAL_LIMIT,
@@ -42,8 +42,6 @@ WatchlistId = Annotated[str, Field(description="Watchlist id, e.g. 'WL-0004'.")]
 Quantity = Annotated[float, Field(gt=0, le=1_000_000, description="Units to trade: whole shares for stocks, ETFs and bonds; up to 6 decimals for crypto.")]
 Price = Annotated[float, Field(gt=0, le=10_000_000, description="Price per unit in USD.")]
 Cash = Annotated[float, Field(gt=0, le=250_000, description="Amount in USD.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 
 class InvestorHit(BaseModel):

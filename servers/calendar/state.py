@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import COMPANIES, email, iso, person
 from prove.env.state import Counter, ServerState
+from prove.env.world import COMPANIES, email, iso, person
 
 Department = Literal["engineering", "design", "sales", "marketing", "finance", "people", "legal"]
 CalendarKind = Literal["personal", "team"]

@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.fake import iso
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
+from prove.env.world import iso
 from prove_servers.calendar.state import (
     Attendee,
     Calendar,
@@ -34,8 +34,6 @@ RoomId = Annotated[str, Field(description="Meeting room id, e.g. 'RM-0003'.")]
 Email = Annotated[str, Field(description="A person's work email, e.g. 'amara.chen@northwind.example'.")]
 Time = Annotated[str, Field(description="UTC date and time, 'YYYY-MM-DDTHH:MM'.")]
 Date = Annotated[str, Field(description="Date, 'YYYY-MM-DD'.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 _HORIZON = timedelta(weeks=8)
 """How far ahead a recurring series is checked for clashes."""

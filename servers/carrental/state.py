@@ -9,8 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import CITIES, FIRST_NAMES, LAST_NAMES, STREETS, email, iso, person, phone
 from prove.env.state import Counter, ServerState
+from prove.env.world import CITIES, FIRST_NAMES, LAST_NAMES, STREETS, email, iso, person, phone
 
 VehicleClass = Literal["economy", "compact", "midsize", "suv", "van", "luxury"]
 Transmission = Literal["automatic", "manual"]

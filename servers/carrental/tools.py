@@ -8,9 +8,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.fake import iso
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import tool
+from prove.env.world import iso
 from prove_servers.carrental.state import (
     DAMAGE_CHARGE,
     FREE_CANCEL_HOURS,
@@ -57,8 +57,6 @@ ReturnBranch = Annotated[str | None, Field(description="Branch to return the car
 Extras = Annotated[list[Extra] | None, Field(description="Extras to book: gps, child_seat, extra_driver, insurance_full.")]
 City = Annotated[str, Field(description="City where the ride happens, e.g. 'Berlin'.")]
 Address = Annotated[str, Field(min_length=3, max_length=200, description="Street address or landmark.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 _BUSY = ("reserved", "active")
 _OPEN_RIDE = ("requested", "driver_assigned", "in_progress")

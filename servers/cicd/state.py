@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import COMPANIES, days_before, email, iso, person, slug
 from prove.env.state import Counter, ServerState
+from prove.env.world import COMPANIES, days_before, email, iso, person, slug
 
 Stage = Literal["build", "test", "deploy"]
 RunStatus = Literal["queued", "running", "passed", "failed", "cancelled"]

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import tool
 from prove_servers.cicd.state import (
     FINISHED,
@@ -35,8 +35,6 @@ RunId = Annotated[str, Field(description="Pipeline run id, e.g. 'RUN-0042'.")]
 DeploymentId = Annotated[str, Field(description="Deployment id, e.g. 'DEP-0017'.")]
 EnvParam = Annotated[EnvName, Field(description="Target environment: dev, staging or production.")]
 Username = Annotated[str, Field(description="Username of the person acting, e.g. 'mei-tanaka'.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 _UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9]*(_[A-Z0-9]+)*")
 _MAX_FREEZE_DAYS = 30

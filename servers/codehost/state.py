@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import CITIES, COMPANIES, FIRST_NAMES, LAST_NAMES, email, iso, slug
 from prove.env.state import Counter, ServerState
+from prove.env.world import CITIES, COMPANIES, FIRST_NAMES, LAST_NAMES, email, iso, slug
 
 AccountKind = Literal["user", "organization"]
 Visibility = Literal["public", "private", "internal"]

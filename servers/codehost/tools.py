@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
 from prove_servers.codehost.state import (
     Branch,
@@ -34,8 +34,6 @@ from prove_servers.codehost.state import (
 RepoName = Annotated[str, Field(description="Repository as 'owner/name', e.g. 'cobalt-systems/web-app'.")]
 IssueNumber = Annotated[int, Field(ge=1, description="Issue number within the repository, e.g. 12.")]
 PullNumber = Annotated[int, Field(ge=1, description="Pull request number within the repository, e.g. 7.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 _BRANCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 

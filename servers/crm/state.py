@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import CITIES, FIRST_NAMES, LAST_NAMES, days_before, phone, slug
 from prove.env.state import Counter, ServerState
+from prove.env.world import CITIES, FIRST_NAMES, LAST_NAMES, days_before, phone, slug
 
 Industry = Literal["software", "healthcare", "finance", "retail", "manufacturing", "education",
                    "logistics", "energy", "media"]

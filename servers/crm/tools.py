@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import tool
 from prove_servers.crm.state import (
     NEXT_STAGES,
@@ -42,8 +42,6 @@ Email = Annotated[str, Field(max_length=120, description="Email address, e.g. 'a
 Phone = Annotated[str, Field(max_length=30, description="Phone number with 7-15 digits, e.g. '+1-555-201-3344'.")]
 Day = Annotated[str, Field(description="Date, YYYY-MM-DD.")]
 Amount = Annotated[float, Field(gt=0, le=100_000_000, description="Deal value in USD.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _PHONE = re.compile(r"\+?[0-9][0-9 ().-]*[0-9]")

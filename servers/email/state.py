@@ -8,8 +8,17 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import CITIES, COMPANIES, FIRST_NAMES, LAST_NAMES, days_before, iso, phone, slug
 from prove.env.state import Counter, ServerState
+from prove.env.world import (
+    CITIES,
+    COMPANIES,
+    FIRST_NAMES,
+    LAST_NAMES,
+    days_before,
+    iso,
+    phone,
+    slug,
+)
 
 MailboxKind = Literal["personal", "shared"]
 FolderKind = Literal["inbox", "sent", "drafts", "archive", "trash", "custom"]

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import lookup, paginate, require
+from prove.env.helpers import Limit, Offset, lookup, paginate, require
 from prove.env.tool import ToolError, tool
 from prove_servers.email.state import (
     MAX_ATTACHMENT_KB,
@@ -34,8 +34,6 @@ Body = Annotated[str, Field(max_length=4000, description="Plain-text body; the m
 Attachments = Annotated[list[Attachment], Field(
     max_length=10, description="Files to attach, each with name, size_kb and mime; at most 20 MB each, 25 MB in total.")]
 Date = Annotated[str, Field(description="Date, 'YYYY-MM-DD'.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 _ADDRESS = re.compile(r"^[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}$")
 _FIND_HINT = "use list_emails or search_emails to find message ids (a message deleted from Trash is gone)"

@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import days_before, email, money, person
 from prove.env.state import Counter, ServerState
+from prove.env.world import days_before, email, money, person
 
 Department = Literal["engineering", "sales", "marketing", "finance", "operations", "people"]
 EmployeeRole = Literal["employee", "manager", "executive"]

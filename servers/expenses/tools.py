@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import tool
 from prove_servers.expenses.state import (
     EDITABLE,
@@ -30,8 +30,6 @@ from prove_servers.expenses.state import (
 EmployeeId = Annotated[str, Field(description="Employee id, e.g. 'EMP-0007'.")]
 ReportId = Annotated[str, Field(description="Expense report id, e.g. 'EXP-0012'.")]
 ItemId = Annotated[str, Field(description="Expense item id, e.g. 'ITM-0040'.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 
 class EmployeeList(BaseModel):

@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import days_before, email, iso, money, person, phone
 from prove.env.state import Counter, ServerState
+from prove.env.world import days_before, email, iso, money, person, phone
 
 CabinClass = Literal["economy", "premium_economy", "business", "first"]
 FlightStatus = Literal["scheduled", "delayed", "cancelled", "departed"]

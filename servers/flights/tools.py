@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
 from prove_servers.flights.state import (
     BAG_FEE,
@@ -38,8 +38,6 @@ PassengerId = Annotated[str, Field(description="Passenger id, e.g. 'PAX-0003'.")
 AirportCode = Annotated[str, Field(min_length=3, max_length=3, description="IATA airport code, e.g. 'LHR'.")]
 Day = Annotated[str | None, Field(description="Departure date, YYYY-MM-DD.")]
 SeatId = Annotated[str, Field(min_length=2, max_length=4, description="Seat id: row number and letter, e.g. '12A'.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 _SEAT = re.compile(r"^(\d{1,2})([A-K])$")
 _PASSPORT = re.compile(r"^[A-Z0-9]{6,9}$")

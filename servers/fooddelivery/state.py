@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import STREETS, days_before, email, iso, person, phone
 from prove.env.state import Counter, ServerState
+from prove.env.world import STREETS, days_before, email, iso, person, phone
 
 Cuisine = Literal["italian", "japanese", "indian", "mexican", "thai", "american", "mediterranean", "chinese"]
 Zone = Literal["downtown", "midtown", "old_town", "riverside", "harbor", "university", "northside", "west_end"]

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import tool
 from prove_servers.fooddelivery.state import (
     MAX_ADDRESSES,
@@ -44,8 +44,6 @@ CustomerId = Annotated[str, Field(description="Food delivery customer id, e.g. '
 RestaurantId = Annotated[str, Field(description="Restaurant id, e.g. 'RST-0007'.")]
 ItemId = Annotated[str, Field(description="Menu item id, e.g. 'ITM-0031'.")]
 OrderId = Annotated[str, Field(description="Food order id, e.g. 'FOD-0042'.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 
 class RestaurantView(Restaurant):

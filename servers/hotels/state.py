@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import CITIES, STREETS, days_before, email, person, phone
 from prove.env.state import Counter, ServerState
+from prove.env.world import CITIES, STREETS, days_before, email, person, phone
 
 Amenity = Literal[
     "wifi", "pool", "gym", "spa", "parking", "breakfast", "restaurant", "bar",

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import lookup, paginate, require
+from prove.env.helpers import Limit, Offset, lookup, paginate, require
 from prove.env.tool import tool
 from prove_servers.hotels.state import (
     BOOKING_WINDOW_DAYS,
@@ -39,8 +39,6 @@ ReservationId = Annotated[str, Field(description="Hotel reservation id, e.g. 'HR
 CheckIn = Annotated[str, Field(description="Arrival date, YYYY-MM-DD, today or later.")]
 CheckOut = Annotated[str, Field(description="Departure date, YYYY-MM-DD, after the arrival date.")]
 Guests = Annotated[int, Field(ge=1, le=10, description="Number of people staying (1-10).")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 _ACTIVE = ("confirmed", "checked_in")
 

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import CITIES, COMPANIES, FIRST_NAMES, LAST_NAMES, days_before, iso, phone
 from prove.env.state import Counter, ServerState
+from prove.env.world import CITIES, COMPANIES, FIRST_NAMES, LAST_NAMES, days_before, iso, phone
 
 UserStatus = Literal["online", "away", "offline", "dnd"]
 ConversationKind = Literal["direct", "group"]

@@ -7,9 +7,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.fake import iso
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
+from prove.env.world import iso
 from prove_servers.messaging.state import (
     EDIT_WINDOW_MINUTES,
     MAX_GROUP_MEMBERS,
@@ -32,8 +32,6 @@ ConversationId = Annotated[str, Field(description="Conversation id, e.g. 'CNV-00
 MessageId = Annotated[str, Field(description="Message id, e.g. 'MSG-0042'.")]
 Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS,
                             description=f"Message text, 1 to {MAX_TEXT_CHARS} characters.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 
 class UserCard(BaseModel):

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import CITIES, STREETS, days_before, email, iso, money, person
 from prove.env.state import Counter, ServerState
+from prove.env.world import CITIES, STREETS, days_before, email, iso, money, person
 
 ProductCategory = Literal["electronics", "home", "kitchen", "books", "clothing", "sports", "toys", "beauty"]
 OrderStatus = Literal["pending", "paid", "shipped", "delivered", "cancelled", "returned"]

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import tool
 
 from .state import (
@@ -36,8 +36,6 @@ from .state import (
 CustomerId = Annotated[str, Field(description="Shop customer id, e.g. 'SHC-0004'.")]
 Sku = Annotated[str, Field(description="Product SKU, e.g. 'SKU-0012'.")]
 OrderId = Annotated[str, Field(description="Order id, e.g. 'ORD-0031'.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 
 class ProductList(BaseModel):

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import LAST_NAMES, STREETS, days_before, email, person
 from prove.env.state import Counter, ServerState
+from prove.env.world import LAST_NAMES, STREETS, days_before, email, person
 
 HomeMode = Literal["home", "away", "vacation", "night"]
 DeviceType = Literal["light", "thermostat", "lock", "camera", "plug", "speaker", "sensor", "blind"]

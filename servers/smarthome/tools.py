@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
 from prove_servers.smarthome.state import (
     FIRMWARE_MIN_BATTERY,
@@ -28,8 +28,6 @@ from prove_servers.smarthome.state import (
 
 HomeId = Annotated[str, Field(description="Home id, e.g. 'HOM-0002'.")]
 DeviceId = Annotated[str, Field(description="Device id, e.g. 'DEV-0014'.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 # What a scene action (and so a device command) may set, per device type.
 _SETTABLE: dict[DeviceType, tuple[str, ...]] = {

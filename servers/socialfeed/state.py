@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import CITIES, FIRST_NAMES, LAST_NAMES, days_before, iso
 from prove.env.state import Counter, ServerState
+from prove.env.world import CITIES, FIRST_NAMES, LAST_NAMES, days_before, iso
 
 MediaType = Literal["none", "image", "video", "link"]
 Visibility = Literal["public", "followers", "close_friends"]

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import tool
 from prove_servers.socialfeed.state import (
     MAX_COMMENT_CHARS,
@@ -34,8 +34,6 @@ ActorId = Annotated[str, Field(description="Your own profile id (the account act
 PostId = Annotated[str, Field(description="Post id, e.g. 'PST-0042'.")]
 Viewer = Annotated[str | None, Field(
     description="Profile id of who is looking (decides what is visible); omit for the logged-out public view.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 _HINT = "use search_social_profiles to find profile ids by handle or name"
 _TAG = re.compile(r"#(\w+)")

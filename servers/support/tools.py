@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import tool
 from prove_servers.support.state import (
     ACTIVE,
@@ -37,8 +37,6 @@ CustomerId = Annotated[str, Field(description="Support customer id, e.g. 'SCU-00
 TicketId = Annotated[str, Field(description="Support ticket id, e.g. 'TKT-0012'.")]
 AgentId = Annotated[str, Field(description="Support agent id, e.g. 'AGT-0003'.")]
 RmaId = Annotated[str, Field(description="Return authorization id, e.g. 'RMA-0005'.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 
 class SupportCustomerList(BaseModel):

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import COMPANIES, FIRST_NAMES, LAST_NAMES, days_before, slug
 from prove.env.state import Counter, ServerState
+from prove.env.world import COMPANIES, FIRST_NAMES, LAST_NAMES, days_before, slug
 
 ProjectStatus = Literal["active", "on_hold", "completed", "archived"]
 Role = Literal["owner", "editor", "viewer"]

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import lookup, paginate, require
+from prove.env.helpers import Limit, Offset, lookup, paginate, require
 from prove.env.tool import ToolError, tool
 from prove_servers.tasks.state import (
     MAX_HOURS_PER_DAY,
@@ -29,8 +29,6 @@ ProjectId = Annotated[str, Field(description="Project id, e.g. 'PRJ-0003' (see l
 TaskId = Annotated[str, Field(description="Task id, e.g. 'TSK-0042'.")]
 UserId = Annotated[str, Field(description="User id, e.g. 'USR-0007' (see list_project_members).")]
 Date = Annotated[str, Field(description="Date, 'YYYY-MM-DD'.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 _PRIORITY_RANK = {"urgent": 0, "high": 1, "medium": 2, "low": 3}
 

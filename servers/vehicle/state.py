@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import days_before, email, iso, person, phone
 from prove.env.state import Counter, ServerState
+from prove.env.world import days_before, email, iso, person, phone
 
 Permission = Literal["owner", "driver", "guest"]
 SharePermission = Literal["driver", "guest"]

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import tool
 from prove_servers.vehicle.state import (
     BOOKING_HORIZON_DAYS,
@@ -39,8 +39,6 @@ from prove_servers.vehicle.state import (
 
 VehicleId = Annotated[str, Field(description="Vehicle id, e.g. 'VEH-0003' (from list_my_vehicles).")]
 UserId = Annotated[str, Field(description="Your app user id (whose permission is checked), e.g. 'USR-0002'.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 
 class VehicleSummary(BaseModel):

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from prove.env.fake import days_before, email, person, slug
 from prove.env.state import Counter, ServerState
+from prove.env.world import days_before, email, person, slug
 
 Visibility = Literal["public", "restricted", "private"]
 PageStatus = Literal["draft", "published", "archived"]

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
 from prove.env.tool import tool
 from prove_servers.wiki.state import (
     MAX_TAGS,
@@ -27,8 +27,6 @@ PageId = Annotated[str, Field(description="Page id, e.g. 'PG-0012'.")]
 UserId = Annotated[str, Field(description="Id of the person making the change, e.g. 'USR-0004'.")]
 SpaceKey = Annotated[str, Field(description="Space key, e.g. 'ENG'.")]
 Title = Annotated[str, Field(min_length=1, max_length=120, description="Page title, unique within its space.")]
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=50, description="Maximum number of results (1-50).")]
 
 _TAG = re.compile(r"^[a-z0-9][a-z0-9-]{0,29}$")
 

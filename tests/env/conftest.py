@@ -12,5 +12,5 @@ def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 (pytest h
         terminalreporter.write_line(
             f"fuzz: {calls['valid'] + calls['invalid']} tool calls ({calls['valid']} schema-valid, "
             f"{calls['invalid']} schema-invalid); {calls['ok']} succeeded, {calls['error']} tool errors, "
-            "0 other exceptions"
+            f"{calls['raised']} raised instead of answering (hypothesis replays a failing call while shrinking)"
         )

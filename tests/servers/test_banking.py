@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from server_helpers import fails, hub_fixture, ok
 
 from prove.env import Hub
 from prove_servers.banking import SERVER
@@ -45,27 +46,7 @@ def tiny() -> BankState:
     return s
 
 
-@pytest.fixture
-def hub() -> Hub:
-    h = Hub.for_state(SERVER, tiny())
-    h.open("t", seed=0)
-    return h
-
-
-def ok(hub: Hub, tool: str, /, **args):
-    out = hub.call(tool, args, episode_id="t")
-    assert out["ok"], out
-    return out["result"]
-
-
-def fails(hub: Hub, tool: str, /, *fragments: str, **args) -> str:
-    before = hub.server_hash("t", "banking")
-    out = hub.call(tool, args, episode_id="t")
-    assert not out["ok"], out
-    for frag in fragments:
-        assert frag in out["error"], (frag, out["error"])
-    assert hub.server_hash("t", "banking") == before, "a failed call changed the state"
-    return out["error"]
+hub = hub_fixture(SERVER, tiny)
 
 
 def test_customers(hub: Hub) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from server_helpers import fails, hub_fixture, ok
 
 from prove.env import Hub, state_hash
 from prove_servers.flights import SERVER
@@ -84,27 +85,7 @@ def tiny() -> FlightState:
     return s
 
 
-@pytest.fixture
-def hub() -> Hub:
-    h = Hub.for_state(SERVER, tiny())
-    h.open("t", seed=0)
-    return h
-
-
-def ok(hub: Hub, tool: str, /, **args):
-    out = hub.call(tool, args, episode_id="t")
-    assert out["ok"], out
-    return out["result"]
-
-
-def fails(hub: Hub, tool: str, /, *fragments: str, **args) -> str:
-    before = hub.server_hash("t", "flights")
-    out = hub.call(tool, args, episode_id="t")
-    assert not out["ok"], out
-    for frag in fragments:
-        assert frag in out["error"], (frag, out["error"])
-    assert hub.server_hash("t", "flights") == before, "a failed call changed the state"
-    return out["error"]
+hub = hub_fixture(SERVER, tiny)
 
 
 def ids(items: list[dict], key: str = "flight_id") -> list[str]:

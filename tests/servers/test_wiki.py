@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from server_helpers import fails, hub_fixture, ok
 
 from prove.env import Hub
 from prove_servers.wiki import SERVER
@@ -66,27 +67,7 @@ def tiny() -> WikiState:
     return s
 
 
-@pytest.fixture
-def hub() -> Hub:
-    h = Hub.for_state(SERVER, tiny())
-    h.open("t", seed=0)
-    return h
-
-
-def ok(hub: Hub, tool: str, /, **args):
-    out = hub.call(tool, args, episode_id="t")
-    assert out["ok"], out
-    return out["result"]
-
-
-def fails(hub: Hub, tool: str, /, *fragments: str, **args) -> str:
-    before = hub.server_hash("t", "wiki")
-    out = hub.call(tool, args, episode_id="t")
-    assert not out["ok"], out
-    for frag in fragments:
-        assert frag in out["error"], (frag, out["error"])
-    assert hub.server_hash("t", "wiki") == before, "a failed call changed the state"
-    return out["error"]
+hub = hub_fixture(SERVER, tiny)
 
 
 def ids(pages: list[dict]) -> list[str]:

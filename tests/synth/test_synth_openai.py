@@ -5,6 +5,7 @@ A weak model's bad turns end in a recovery or a rejection with a reason, never a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import random
 from types import SimpleNamespace
@@ -71,7 +72,14 @@ class FakeClient:
         return answer
 
 
-def test_malformed_model_turns_are_recovered_or_rejected(env: SynthEnv) -> None:
+@pytest.mark.parametrize(("retries", "reason", "events"), [
+    # one retry: bad JSON is retried, the typo exhausts it, no alternative tool -> rejected
+    (1, "unrecovered_error", ["call", "error", "retry", "call", "error", "retries_exhausted", "no_alternative"]),
+    # three: the tool call written as text in the reply (hermes tags) is taken and runs
+    (3, None, ["call", "error", "retry", "call", "error", "retry", "call", "ok", "next", "reply", "done"]),
+])
+def test_malformed_model_turns_are_recovered_or_rejected(env: SynthEnv, retries: int, reason: str | None,
+                                                         events: list[str]) -> None:
     client = FakeClient([
         _message("Please list my accounts and show the balance of ACC-0001."),
         _message(None, [("list_accounts", "{not json")]),           # bad JSON -> tool error
@@ -80,15 +88,19 @@ def test_malformed_model_turns_are_recovered_or_rejected(env: SynthEnv) -> None:
         _message("Your balance is shown above."),
     ])
     teacher = OpenAITeacher("http://unused/v1", "fake", client=client)
-    out = asyncio.run(run_conversation(_script(env), teacher, env))
+    limits = dataclasses.replace(env, max_retries=retries, max_steps_per_turn=retries + 2)
+    out = asyncio.run(run_conversation(_script(limits), teacher, limits))
     _legal(out.transitions)
-    assert out.reason in REASONS
+    assert out.reason == reason
+    assert [row[2] for row in out.transitions][3:] == events
     assert client.requests[1]["tools"] and client.requests[1]["messages"][-1]["role"] == "user"
     assert "Facts that exist" in client.requests[0]["messages"][-1]["content"]  # sampling context
-    if out.example is not None:
+    if reason is None:
         calls = out.example["turns"][0]["calls"]
         assert calls == [{"name": "get_balance", "arguments": {"account_id": "ACC-0001"}}]
         assert out.example["teacher"]["name"] == "openai"
+    else:
+        assert out.example is None
 
 
 def test_transport_errors_and_empty_answers_become_rejections(env: SynthEnv) -> None:

@@ -12,7 +12,13 @@ import pytest
 
 from prove.env.registry import load_registry
 from prove.synth.chains import ToolGraph, graph_chains
-from prove.synth.perturb import PerturbationRates, build_script, offered_tools, strip_enum
+from prove.synth.perturb import (
+    ChainPool,
+    PerturbationRates,
+    build_script,
+    offered_tools,
+    strip_enum,
+)
 from prove.synth.pipeline import SynthResult
 from prove.synth.sampling import schema_enum
 from prove.synth.validate import text_has_value
@@ -31,8 +37,8 @@ def _examples(out: Path, kind: str) -> list[dict]:
 
 def test_scripts_are_seeded(chains: list) -> None:
     reg = load_registry()
-    a = build_script("multi_turn", 5, chains, seed=1, n_worlds=4, registry=reg)
-    b = build_script("multi_turn", 5, chains, seed=1, n_worlds=4, registry=reg)
+    a = build_script("multi_turn", 5, ChainPool(chains, reg), seed=1, n_worlds=4)
+    b = build_script("multi_turn", 5, ChainPool(chains, reg), seed=1, n_worlds=4)  # a fresh pool
     assert (a.chain, a.seed, a.turns, a.perturbations, a.tools) == (b.chain, b.seed, b.turns,
                                                                     b.perturbations, b.tools)
     assert len(a.turns) >= 2 and all(t.kind == "act" for t in a.turns)
@@ -42,8 +48,9 @@ def test_distractors_come_from_other_servers_and_are_offered(chains: list) -> No
     reg = load_registry()
     rates = PerturbationRates(distractors=1.0, enum_removed=1.0)
     seen_enum = 0
+    pool = ChainPool(chains, reg)
     for i in range(20):
-        s = build_script("multi_turn", i, chains, seed=0, n_worlds=2, registry=reg, rates=rates)
+        s = build_script("multi_turn", i, pool, seed=0, n_worlds=2, rates=rates)
         kinds = {p["type"]: p for p in s.perturbations}
         names = [t["function"]["name"] for t in s.tools]
         own = [t.name for srv in s.servers for t in reg.server(srv).tools]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from prove.synth.export import chain_split, split_chains
 from prove.synth.pipeline import SynthResult
+from prove.synth.records import chain_split, split_chains
 
 
 def test_no_chain_in_both_splits(small_run: tuple[SynthResult, Path]) -> None:

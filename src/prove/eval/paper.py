@@ -1,4 +1,4 @@
-"""The paper's reported gains and the published baselines (../shared/notes/benchmarks.md), and the base-vs-trained table.
+"""The paper's reported gains and the published baselines (each row names its source), and the base-vs-trained table.
 
     from prove.eval.paper import comparison_table; comparison_table(scores)
 """

@@ -7,7 +7,7 @@ openai_teacher, perturb, validate, export, pipeline}``.
 """
 
 from prove.synth.chains import Chain, Edge, ToolGraph, sample_chains
-from prove.synth.export import split_chains, training_rows, write_parquet
+from prove.synth.export import training_rows, write_parquet
 from prove.synth.machine import (
     TRANSITIONS,
     Action,
@@ -23,7 +23,7 @@ from prove.synth.machine import (
 from prove.synth.perturb import PerturbationRates, build_script
 from prove.synth.pipeline import PAPER_SIZES, SynthConfig, SynthResult, asynthesize, synthesize
 from prove.synth.programmatic import ProgrammaticTeacher
-from prove.synth.records import KINDS, dumps, example_id
+from prove.synth.records import KINDS, dumps, example_id, split_chains
 from prove.synth.sampling import LiveSampler, SamplingContext
 from prove.synth.validate import check_example, provenance, replay_example
 

@@ -31,8 +31,8 @@ from typing import Any
 from prove.synth.records import dumps
 
 __all__ = [
-    "training_rows", "row_schema", "write_parquet", "split_chains", "dataset_card", "card_markdown",
-    "write_jsonl", "sha256_file", "normalise_message", "TOOL_KWARGS_KEY", "chain_split",
+    "training_rows", "row_schema", "write_parquet", "dataset_card", "card_markdown",
+    "write_jsonl", "sha256_file", "normalise_message", "TOOL_KWARGS_KEY",
     "example_summary",
 ]
 
@@ -166,18 +166,6 @@ def sha256_file(path: str | Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def chain_split(chain_id: str, val_fraction: float, seed: int) -> str:
-    """"val" or "train" for a chain: a pure function of (seed, chain id), so every example of a
-    chain (and of a chain truncated to the same tools) lands in the same split."""
-    digest = hashlib.sha256(f"prove-split:{seed}:{chain_id}".encode()).digest()
-    return "val" if int.from_bytes(digest[:8], "big") / 2**64 < val_fraction else "train"
-
-
-def split_chains(chain_ids: Iterable[str], val_fraction: float, seed: int) -> dict[str, str]:
-    """chain id -> "train" | "val" (see `chain_split`)."""
-    return {cid: chain_split(cid, val_fraction, seed) for cid in sorted(set(chain_ids))}
 
 
 def example_summary(example: Mapping[str, Any]) -> dict[str, Any]:

@@ -110,7 +110,7 @@ class Script:
     def truncate(self, stop: int, keep_last: bool = False) -> None:
         """Keep chain positions < stop (a step that cannot run ends the conversation early);
         turns are cut to match (an abstention turn at the end is kept when `keep_last`)."""
-        from prove.synth.export import chain_split
+        from prove.synth.records import chain_split
 
         tail = self.turns[-1] if keep_last else None
         body = self.turns[:-1] if keep_last else self.turns
@@ -200,6 +200,11 @@ class Conversation:
 
     def results_before(self, k: int) -> list[dict[str, Any]]:
         return [c for c in self.logged if c["ok"] and c["turn"] < k]
+
+    def context_lines(self, cap: int = 4) -> list[str]:
+        """The sampled values that could fill the chain's parameters, as prompt lines."""
+        specs = [self.env.registry.tool(t) for t in sorted(set(self.script.chain.tools))]
+        return self.ctx.context_lines(specs, cap)
 
 
 class Teacher(Protocol):
@@ -457,9 +462,7 @@ def _system(convo: Conversation) -> str:
     servers = [convo.env.registry.server(s) for s in convo.script.servers]
     lines: list[str] = []
     if convo.env.show_context:
-        from prove.synth.openai_teacher import context_lines
-
-        lines = context_lines(convo)
+        lines = convo.context_lines()
     return system_prompt(servers, lines)
 
 

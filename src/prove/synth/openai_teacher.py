@@ -21,7 +21,7 @@ from prove.reward.parse import parse_tool_calls
 from prove.synth import phrasing as P
 from prove.synth.machine import Action, Conversation, TeacherError
 
-__all__ = ["OpenAITeacher", "context_lines"]
+__all__ = ["OpenAITeacher"]
 
 _USER_SYSTEM = (
     "You write the USER's next message in a conversation between a user and an AI assistant that "
@@ -29,19 +29,6 @@ _USER_SYSTEM = (
     "concrete values (ids, names, amounts, dates) the assistant will need, taken only from the facts "
     "given. Reply with the message text only."
 )
-
-
-def context_lines(convo: Conversation, cap: int = 4) -> list[str]:
-    """The sampling context as short lines "field: v1, v2 (from tool)" for a prompt."""
-    ctx = convo.ctx
-    specs = [convo.env.registry.tool(t) for t in sorted(set(convo.script.chain.tools))]
-    lines = []
-    for name in ctx.relevant_fields(specs):
-        vals = ctx.values.get(name, [])[:cap]
-        if vals:
-            src = ctx.calls[vals[0][1]]["name"]
-            lines.append(f"{name}: {', '.join(str(v) for v, _ in vals)} (from {src})")
-    return lines
 
 
 class OpenAITeacher:
@@ -128,7 +115,7 @@ class OpenAITeacher:
                 spec = reg.tool(convo.script.chain.tools[s])
                 lines.append(f"- {spec.description} (parameters: {', '.join(spec.params) or 'none'})")
             lines.append("Facts that exist in the system (use only these values):")
-            lines += [f"  {line}" for line in context_lines(convo)]
+            lines += [f"  {line}" for line in convo.context_lines()]
             if withheld and turn.kind == "clarify":
                 lines.append(f"Do NOT mention the {withheld['param']}; the assistant should ask for it.")
             if k > 0:

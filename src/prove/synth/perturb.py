@@ -1,7 +1,8 @@
 """Perturbations and script building: distractor tools, enum values removed from schema text,
 irrelevant queries (abstention), withheld required information (clarification).
 
-    script = build_script(kind, index, chains, cfg, registry, split_of)
+    pool = ChainPool(chains, registry)          # once per process: groups and similar names
+    script = build_script(kind, index, pool, seed=seed, n_worlds=n_worlds, rates=rates)
 
 Every decision is drawn from the example's own `random.Random` and recorded on the example's
 `perturbations` list, e.g. `{"type": "distractor_tools", "tools": [...]}`,
@@ -26,8 +27,8 @@ from prove.synth.machine import Script, TurnSpec
 from prove.synth.records import example_id, example_rng
 from prove.synth.sampling import schema_enum
 
-__all__ = ["PerturbationRates", "build_script", "offered_tools", "distractors_for", "strip_enum",
-           "split_turns"]
+__all__ = ["PerturbationRates", "ChainPool", "build_script", "offered_tools", "distractors_for",
+           "strip_enum", "split_turns"]
 
 
 @dataclass(frozen=True)
@@ -41,39 +42,73 @@ class PerturbationRates:
     abstain_after_turn: float = 0.4  # share of abstention examples that follow a normal turn
 
 
-_SIMILAR: dict[str, list[tuple[float, str]]] = {}
+Shape = tuple[frozenset[str], frozenset[str]]
 
 
-_SHAPES: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
-
-
-def _shape(name: str) -> tuple[frozenset[str], frozenset[str]]:
-    """(name tokens, character trigrams), memoised."""
-    got = _SHAPES.get(name)
+def _shape(name: str, memo: dict[str, Shape] | None = None) -> Shape:
+    """(name tokens, character trigrams) of a tool name; kept in ``memo`` when given."""
+    got = memo.get(name) if memo is not None else None
     if got is None:
         text = f"_{name}_"
         got = (frozenset(tokens(name)), frozenset(text[i:i + 3] for i in range(len(text) - 2)))
-        _SHAPES[name] = got
+        if memo is not None:
+            memo[name] = got
     return got
 
 
-def distractors_for(tool: str, registry: Registry) -> list[tuple[float, str]]:
-    """Tools of *other* servers with similar names, most similar first (memoised)."""
-    if tool not in _SIMILAR:
-        spec = registry.tool(tool)
-        own, grams = _shape(tool)
-        scored = []
-        for other in sorted(registry.tools.values(), key=lambda t: t.name):
-            if other.server == spec.server:
-                continue
-            words, theirs = _shape(other.name)
-            overlap = len(own & words) / max(1, len(own | words))
-            ratio = len(grams & theirs) / max(1, len(grams | theirs))
-            score = round(overlap + 0.5 * ratio, 4)
-            if overlap > 0 or ratio >= 0.4:
-                scored.append((-score, other.name))
-        _SIMILAR[tool] = [(-s, n) for s, n in sorted(scored)[:12]]
-    return _SIMILAR[tool]
+def distractors_for(tool: str, registry: Registry, shapes: dict[str, Shape] | None = None
+                    ) -> list[tuple[float, str]]:
+    """Tools of *other* servers with similar names, most similar first (at most 12)."""
+    spec = registry.tool(tool)
+    own, grams = _shape(tool, shapes)
+    scored = []
+    for other in sorted(registry.tools.values(), key=lambda t: t.name):
+        if other.server == spec.server:
+            continue
+        words, theirs = _shape(other.name, shapes)
+        overlap = len(own & words) / max(1, len(own | words))
+        ratio = len(grams & theirs) / max(1, len(grams | theirs))
+        score = round(overlap + 0.5 * ratio, 4)
+        if overlap > 0 or ratio >= 0.4:
+            scored.append((-score, other.name))
+    return [(-s, n) for s, n in sorted(scored)[:12]]
+
+
+class ChainPool:
+    """The chains scripts are drawn from, over one registry, and what :func:`build_script` derives
+    from them once: the chains grouped by first server (all of them, or only those whose first
+    tool has a required parameter, which a clarification can withhold) and each tool's
+    similar-named tools on other servers (the distractor candidates). Build one per synthesis
+    process; its memos live and die with it."""
+
+    def __init__(self, chains: Sequence[Chain], registry: Registry) -> None:
+        if not chains:
+            raise ValueError("a ChainPool needs at least one chain")
+        self.chains = list(chains)
+        self.registry = registry
+        self._groups: dict[bool, tuple[list[str], dict[str, list[Chain]]]] = {}
+        self._similar: dict[str, list[tuple[float, str]]] = {}
+        self._shapes: dict[str, Shape] = {}
+
+    def groups(self, clarifiable: bool) -> tuple[list[str], dict[str, list[Chain]]]:
+        """(servers sorted, server -> its chains); with ``clarifiable``, chains whose first tool
+        has a required parameter (all chains when none has)."""
+        if clarifiable not in self._groups:
+            groups: dict[str, list[Chain]] = {}
+            for c in self.chains:
+                if not clarifiable or self.registry.tool(c.tools[0]).required:
+                    groups.setdefault(c.servers[0], []).append(c)
+            if not groups:
+                for c in self.chains:
+                    groups.setdefault(c.servers[0], []).append(c)
+            self._groups[clarifiable] = (sorted(groups), groups)
+        return self._groups[clarifiable]
+
+    def similar(self, tool: str) -> list[tuple[float, str]]:
+        """:func:`distractors_for` ``tool``, computed once."""
+        if tool not in self._similar:
+            self._similar[tool] = distractors_for(tool, self.registry, self._shapes)
+        return self._similar[tool]
 
 
 def strip_enum(schema: dict[str, Any], param: str) -> dict[str, Any]:
@@ -145,16 +180,16 @@ def _enum_target(chain: Chain, registry: Registry, rng: random.Random) -> dict[s
     return {"type": "enum_removed", "tool": tool, "param": param, "values": values}
 
 
-def _distractors(chain: Chain, registry: Registry, rng: random.Random, rates: PerturbationRates,
+def _distractors(chain: Chain, pool: ChainPool, rng: random.Random, rates: PerturbationRates,
                  exclude_servers: set[str]) -> dict[str, Any] | None:
-    pool: dict[str, float] = {}
+    best: dict[str, float] = {}
     for tool in chain.tools:
-        for score, name in distractors_for(tool, registry)[:6]:
-            if registry.tool(name).server not in exclude_servers:
-                pool[name] = max(pool.get(name, 0.0), score)
-    if not pool:
+        for score, name in pool.similar(tool)[:6]:
+            if pool.registry.tool(name).server not in exclude_servers:
+                best[name] = max(best.get(name, 0.0), score)
+    if not best:
         return None
-    ranked = [n for _, n in sorted((-s, n) for n, s in pool.items())][:8]
+    ranked = [n for _, n in sorted((-s, n) for n, s in best.items())][:8]
     k = min(len(ranked), rng.randint(rates.min_distractors, rates.max_distractors))
     return {"type": "distractor_tools", "tools": sorted(rng.sample(ranked, k))}
 
@@ -172,37 +207,17 @@ def _off_topic(chain: Chain, registry: Registry, rng: random.Random) -> dict[str
     return {"source": "tool", "server": server, "tool": tool}
 
 
-_POOLS: dict[tuple[int, int, bool], tuple[list[str], dict[str, list[Chain]]]] = {}
-
-
-def _pools(chains: Sequence[Chain], registry: Registry, clarifiable: bool
-           ) -> tuple[list[str], dict[str, list[Chain]]]:
-    """Chains grouped by their first server (servers sorted). With `clarifiable`, only chains
-    whose first tool has a required parameter (something the user can leave out)."""
-    key = (id(chains), len(chains), clarifiable)
-    if key not in _POOLS:
-        groups: dict[str, list[Chain]] = {}
-        for c in chains:
-            if not clarifiable or registry.tool(c.tools[0]).required:
-                groups.setdefault(c.servers[0], []).append(c)
-        if not groups:
-            for c in chains:
-                groups.setdefault(c.servers[0], []).append(c)
-        _POOLS[key] = (sorted(groups), groups)
-    return _POOLS[key]
-
-
-def build_script(kind: str, index: int, chains: Sequence[Chain], *, seed: int, n_worlds: int,
-                 registry: Registry, rates: PerturbationRates = PerturbationRates(),
-                 val_fraction: float = 0.1) -> Script:
+def build_script(kind: str, index: int, pool: ChainPool, *, seed: int, n_worlds: int,
+                 rates: PerturbationRates = PerturbationRates(), val_fraction: float = 0.1) -> Script:
     """The seeded plan of example (kind, index): a server drawn uniformly, one of its chains, the
     world seed, turn layout and perturbations."""
-    from prove.synth.export import chain_split
+    from prove.synth.records import chain_split
 
+    registry = pool.registry
     rng = example_rng(seed, kind, index)
-    servers, groups = _pools(chains, registry, kind == "clarification")
-    pool = groups[rng.choice(servers)]  # servers equally often, whatever their chain counts
-    chain = pool[rng.randrange(len(pool))]
+    servers, groups = pool.groups(kind == "clarification")
+    candidates = groups[rng.choice(servers)]  # servers equally often, whatever their chain counts
+    chain = candidates[rng.randrange(len(candidates))]
     world = seed * 1000 + rng.randrange(n_worlds)
     perturbations: list[dict[str, Any]] = []
     turns: list[TurnSpec] = []
@@ -227,7 +242,7 @@ def build_script(kind: str, index: int, chains: Sequence[Chain], *, seed: int, n
     else:
         raise ValueError(f"unknown kind {kind!r}")
     if rng.random() < rates.distractors:
-        found = _distractors(chain, registry, rng, rates, exclude)
+        found = _distractors(chain, pool, rng, rates, exclude)
         if found:
             perturbations.append(found)
     if kind != "abstention" and rng.random() < rates.enum_removed:

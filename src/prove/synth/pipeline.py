@@ -35,7 +35,7 @@ from prove.synth.export import (
     write_parquet,
 )
 from prove.synth.machine import Outcome, SynthEnv, run_conversation
-from prove.synth.perturb import PerturbationRates, build_script
+from prove.synth.perturb import ChainPool, PerturbationRates, build_script
 from prove.synth.records import KINDS, dumps, sha256_text
 from prove.synth.validate import MAX_ERROR_RATE, check_example
 
@@ -142,7 +142,7 @@ def _init_worker(cfg: SynthConfig, graph_rows: list[tuple], chains: list[dict[st
     graph = ToolGraph(registry, graph_rows)
     env = SynthEnv(hub, graph, LiveSampler(hub), max_retries=cfg.max_retries)
     _WORKER.clear()
-    _WORKER.update(cfg=cfg, env=env, chains=[Chain.from_mapping(c) for c in chains],
+    _WORKER.update(cfg=cfg, env=env, pool=ChainPool([Chain.from_mapping(c) for c in chains], registry),
                    teacher=_make_teacher(cfg))
 
 
@@ -170,8 +170,8 @@ async def _one(kind: str, index: int) -> dict[str, Any]:
     w = _WORKER
     cfg: SynthConfig = w["cfg"]
     env: SynthEnv = w["env"]
-    script = build_script(kind, index, w["chains"], seed=cfg.seed, n_worlds=cfg.n_worlds,
-                          registry=env.registry, rates=cfg.rates, val_fraction=cfg.val_fraction)
+    script = build_script(kind, index, w["pool"], seed=cfg.seed, n_worlds=cfg.n_worlds,
+                          rates=cfg.rates, val_fraction=cfg.val_fraction)
     out: Outcome = await run_conversation(script, w["teacher"], env)
     rec: dict[str, Any] = {"kind": kind, "index": index, "chain_id": script.chain.chain_id,
                            "timings": dict(out.timings)}

@@ -8,9 +8,11 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["KINDS", "dumps", "sha256_text", "example_id", "example_rng", "derived_rng"]
+__all__ = ["KINDS", "dumps", "sha256_text", "example_id", "example_rng", "derived_rng", "chain_split",
+           "split_chains"]
 
 KINDS: tuple[str, ...] = ("multi_turn", "clarification", "abstention")
 """Example kinds, in the order they are generated and written."""
@@ -41,3 +43,15 @@ def example_rng(seed: int, kind: str, index: int) -> random.Random:
 def derived_rng(*parts: Any) -> random.Random:
     """A random stream for anything else that must be reproducible (chains, probes, the split)."""
     return random.Random("prove-synth:" + ":".join(str(p) for p in parts))
+
+
+def chain_split(chain_id: str, val_fraction: float, seed: int) -> str:
+    """"val" or "train" for a chain: a pure function of (seed, chain id), so every example of a
+    chain (and of a chain truncated to the same tools) lands in the same split."""
+    digest = hashlib.sha256(f"prove-split:{seed}:{chain_id}".encode()).digest()
+    return "val" if int.from_bytes(digest[:8], "big") / 2**64 < val_fraction else "train"
+
+
+def split_chains(chain_ids: Iterable[str], val_fraction: float, seed: int) -> dict[str, str]:
+    """chain id -> "train" | "val" (see `chain_split`)."""
+    return {cid: chain_split(cid, val_fraction, seed) for cid in sorted(set(chain_ids))}

@@ -150,6 +150,17 @@ class SamplingContext:
                             break
         return sorted(out)
 
+    def context_lines(self, specs: Sequence[ToolSpec], cap: int = 4) -> list[str]:
+        """The values that could fill these tools' parameters as short prompt lines,
+        "field: v1, v2 (from tool)", at most ``cap`` values a field."""
+        lines = []
+        for name in self.relevant_fields(specs):
+            vals = self.values.get(name, [])[:cap]
+            if vals:
+                src = self.calls[vals[0][1]]["name"]
+                lines.append(f"{name}: {', '.join(str(v) for v, _ in vals)} (from {src})")
+        return lines
+
 
 def _suffixes(param: str) -> list[str]:
     parts = singular(param).split("_")

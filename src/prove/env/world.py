@@ -1,4 +1,4 @@
-"""Seeded fake-world vocabulary for `initial_state(seed)` builders: people, places, dates, money.
+"""The seeded world vocabulary for `initial_state(seed)` builders: people, places, dates, money.
 
 Every helper takes the builder's own `random.Random`; nothing here touches global randomness.
 """
