@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["TrlSettings", "trl_settings", "grpo_args", "trl_dataset", "ProveRollout", "stop_tokens",
-           "make_trainer", "train", "Samples", "sample_rollouts", "sample_rewards",
-           "completion_logprobs", "reweighted_rewards", "main"]
+           "make_trainer", "train", "Samples", "sample_rollouts", "completion_logprobs",
+           "reweighted_rewards", "main"]
 
 
 @dataclass(frozen=True)
@@ -377,18 +377,6 @@ def sample_rollouts(model: Any, tokenizer: Any, cfg: Any, env_urls: Sequence[str
     return Samples(rows=batch, k=k, prompt_ids=out["prompt_ids"], completion_ids=out["completion_ids"],
                    env_mask=out["env_mask"], tool_calls=out["tool_calls"],
                    rewards=[float(s["score"]) for s in scores])
-
-
-def sample_rewards(model_dir: str | Path, cfg: Any, env_urls: Sequence[str], rows: Sequence[Mapping[str, Any]],
-                   *, k: int, seed: int, reward: str = "prove") -> list[list[float]]:
-    """:func:`sample_rollouts` of the HF folder ``model_dir``: one list of ``k`` rewards per row."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
-    samples = sample_rollouts(model, tokenizer, cfg, env_urls, rows, k=k, seed=seed, reward=reward)
-    return samples.per_row(samples.rewards)
 
 
 def completion_logprobs(model: Any, samples: Samples, temperature: float) -> list[float]:
