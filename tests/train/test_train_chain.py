@@ -24,7 +24,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # the module fixture
 
 # The TRL direction test (see its docstring): one prompt x 4 rollouts per step, each row once.
 # Measured here: 0.74 -> 1.14 (sum of the two rows' expected reward), and 0.74 -> 0.40 with the
-# reward negated; ~2 min, ~7 GB peak.
+# reward negated; ~95 s here.
 DIRECTION_LR = 5e-5
 DIRECTION_STEPS = 2
 DIRECTION_SAMPLES = 4  # fixed rollouts per row on which the update is judged
@@ -146,15 +146,14 @@ def test_heldout_evaluation_runs_the_trained_folder_live(chain: dict[str, Any]) 
     assert summary["gt_calls_per_turn"] == 2.0 and summary["turns"] == 2.0
 
 
-
 def test_trl_grpo_steps_raise_the_prompts_expected_reward(chain: dict[str, Any], live_env: Any,
                                                           tmp_path: Path) -> None:
     """The update's direction, not the research result: a few GRPO steps of TRL's trainer (PROVE's
-    reward, live episodes) on two prompts make the rollouts that scored better likelier. A flipped
-    advantage (or loss sign) makes them less likely and fails it. Fixed
-    rollouts of the SFT model (seed 11) are scored once; their log-probabilities before and after
-    the steps reweight those rewards into each prompt's expected reward under the trained policy
-    (self-normalised importance weights), which must rise above the SFT model's mean."""
+    reward, live episodes) on two prompts make the rollouts that scored better likelier; a flipped
+    advantage (or loss sign) makes them less likely and fails it. Fixed rollouts of the SFT model
+    (seed 11) are scored once; their log-probabilities before and after the steps reweight those
+    rewards into each prompt's expected reward under the trained policy (self-normalised
+    importance weights), which must rise above the SFT model's mean."""
     pytest.importorskip("trl", reason="the train extra (trl) is not installed")
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
