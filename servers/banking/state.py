@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import day, entity_id
 from prove.env.world import CITIES, COMPANIES, days_before, email, money, person, phone
 
 AccountType = Literal["checking", "savings", "credit"]
@@ -19,22 +20,26 @@ CardStatus = Literal["active", "locked", "cancelled"]
 PaymentStatus = Literal["scheduled", "executed", "cancelled"]
 DisputeReason = Literal["unauthorized", "duplicate", "wrong_amount", "not_received"]
 
-_STRICT = ConfigDict(extra="forbid")
+CustomerId = entity_id("customer", "Customer id, e.g. 'CUS-0001'.")
+AccountId = entity_id("account", "Account id, e.g. 'ACC-0003'.")
+TransactionId = entity_id("transaction", "Transaction id, e.g. 'TXN-0120'.")
+PayeeId = entity_id("payee", "Saved payee id, e.g. 'PAY-0002'.")
+CardId = entity_id("card", "Card id, e.g. 'CRD-0007'.")
+PaymentId = entity_id("scheduled_payment", "Scheduled payment id, e.g. 'SCH-0004'.")
+PaymentDate = day("Execution date of a scheduled payment.")
 
 
-class Customer(BaseModel):
-    model_config = _STRICT
-    customer_id: str
+class Customer(Record):
+    customer_id: CustomerId
     name: str
     email: str
     phone: str
     city: str
 
 
-class Account(BaseModel):
-    model_config = _STRICT
-    account_id: str
-    customer_id: str
+class Account(Record):
+    account_id: AccountId
+    customer_id: CustomerId
     account_type: AccountType
     currency: Currency
     balance: float = Field(description="Current balance; negative only for credit accounts.")
@@ -45,10 +50,9 @@ class Account(BaseModel):
     opened_on: str
 
 
-class Transaction(BaseModel):
-    model_config = _STRICT
-    transaction_id: str
-    account_id: str
+class Transaction(Record):
+    transaction_id: TransactionId
+    account_id: AccountId
     kind: TxnKind
     amount: float = Field(description="Positive amount moved; `kind` says in which direction.")
     category: Category
@@ -59,30 +63,27 @@ class Transaction(BaseModel):
     dispute_reason: DisputeReason | None = None
 
 
-class Payee(BaseModel):
-    model_config = _STRICT
-    payee_id: str
-    customer_id: str
+class Payee(Record):
+    payee_id: PayeeId
+    customer_id: CustomerId
     name: str
     account_number: str
     nickname: str
 
 
-class Card(BaseModel):
-    model_config = _STRICT
-    card_id: str
-    account_id: str
+class Card(Record):
+    card_id: CardId
+    account_id: AccountId
     last4: str
     status: CardStatus
 
 
-class ScheduledPayment(BaseModel):
-    model_config = _STRICT
-    payment_id: str
-    account_id: str
-    payee_id: str
+class ScheduledPayment(Record):
+    payment_id: PaymentId
+    account_id: AccountId
+    payee_id: PayeeId
     amount: float
-    date: str
+    date: PaymentDate
     status: PaymentStatus
 
 

@@ -6,72 +6,72 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import Limit, Offset, lookup, paginate, require
+from prove.env.helpers import lookup, paginate, require
 from prove.env.tool import tool
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.banking.state import (
     Account,
+    AccountId,
     AccountStatus,
     AccountType,
     BankState,
     Card,
+    CardId,
     CardStatus,
     Category,
     Currency,
     Customer,
+    CustomerId,
     DisputeReason,
     Payee,
+    PayeeId,
+    PaymentId,
     PaymentStatus,
     ScheduledPayment,
     Transaction,
+    TransactionId,
     TxnKind,
 )
 
-AccountId = Annotated[str, Field(description="Account id, e.g. 'ACC-0003'.")]
-CustomerId = Annotated[str, Field(description="Customer id, e.g. 'CUS-0001'.")]
 Amount = Annotated[float, Field(gt=0, le=1_000_000, description="Amount in the account's currency.")]
 
 
-class AccountList(BaseModel):
+class AccountList(Page):
     accounts: list[Account]
-    total: int
-    next_offset: int | None
 
 
 class BalanceInfo(BaseModel):
-    account_id: str
+    account_id: AccountId
     currency: Currency
     balance: float
     available: float = Field(description="What can be spent now: balance plus any credit limit.")
     transfer_limit_left_today: float
 
 
-class TransactionList(BaseModel):
+class TransactionList(Page):
     transactions: list[Transaction]
-    total: int
-    next_offset: int | None
 
 
-class CustomerList(BaseModel):
+class CustomerList(Page):
     customers: list[Customer]
-    total: int
 
 
-class PayeeList(BaseModel):
+class PayeeList(Page):
     payees: list[Payee]
 
 
-class CardList(BaseModel):
+class CardList(Page):
     cards: list[Card]
 
 
-class PaymentList(BaseModel):
+class PaymentList(Page):
     payments: list[ScheduledPayment]
 
 
 class TransferReceipt(BaseModel):
-    transaction_id: str
-    from_account_id: str
-    to_account_id: str
+    transaction_id: TransactionId
+    from_account_id: AccountId
+    to_account_id: AccountId
     amount: float
     from_balance: float
     to_balance: float
@@ -120,14 +120,17 @@ def search_customers(
     state: BankState,
     query: Annotated[str, Field(description="Case-insensitive substring of the name or email.")] = "",
     city: Annotated[str | None, Field(description="Only customers living in this city.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> CustomerList:
-    """Find bank customers by name or email, optionally in one city."""
+    """Find bank customers by name or email, optionally in one city, a page at a time."""
     q = query.strip().lower()
     found = [
         c for c in state.customers.values()
         if (q in c.name.lower() or q in c.email.lower()) and (city is None or c.city.lower() == city.lower())
     ]
-    return CustomerList(customers=found[:50], total=len(found))
+    page, nxt = paginate(found, offset, limit)
+    return CustomerList(customers=page, total=len(found), next_offset=nxt)
 
 
 @tool(sensitive=("customer_id",))
@@ -139,11 +142,11 @@ def get_customer(state: BankState, customer_id: CustomerId) -> Customer:
 @tool(sensitive=("customer_id",))
 def list_accounts(
     state: BankState,
-    customer_id: Annotated[str | None, Field(description="Only this customer's accounts.")] = None,
+    customer_id: entity_id("customer", "Only this customer's accounts.") | None = None,
     account_type: Annotated[AccountType | None, Field(description="Only accounts of this type.")] = None,
     status: Annotated[AccountStatus | None, Field(description="Only accounts in this status.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> AccountList:
     """List accounts, filtered by owner, type and status, a page at a time."""
     if customer_id is not None:
@@ -180,16 +183,15 @@ def list_transactions(
     state: BankState,
     account_id: AccountId,
     category: Annotated[Category | None, Field(description="Only transactions in this category.")] = None,
-    since: Annotated[str | None, Field(description="Only on or after this date (YYYY-MM-DD).")] = None,
+    since: day("Only on or after this date.") | None = None,
     min_amount: Annotated[float | None, Field(ge=0, description="Only amounts at least this large.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> TransactionList:
     """List an account's transactions, newest first, filtered by category, date and amount."""
     _account(state, account_id)
     if since is not None:
-        require(len(since) >= 10 and since[4] == "-" and since[7] == "-",
-                f"since must be a date like 2026-03-01, got '{since}'")
+        parse_day(since, "since")
     found = [
         t for t in reversed(state.transactions.values())
         if t.account_id == account_id
@@ -204,7 +206,7 @@ def list_transactions(
 @tool(sensitive=("transaction_id",))
 def get_transaction(
     state: BankState,
-    transaction_id: Annotated[str, Field(description="Transaction id, e.g. 'TXN-0120'.")],
+    transaction_id: TransactionId,
 ) -> Transaction:
     """Get one transaction by id."""
     return lookup(state.transactions, transaction_id, "transaction_id", "transaction")
@@ -213,8 +215,8 @@ def get_transaction(
 @tool(write=True, sensitive=("from_account_id", "to_account_id", "amount"))
 def transfer_funds(
     state: BankState,
-    from_account_id: Annotated[str, Field(description="Account to debit.")],
-    to_account_id: Annotated[str, Field(description="Account to credit (same currency).")],
+    from_account_id: entity_id("account", "Account to debit."),
+    to_account_id: entity_id("account", "Account to credit (same currency)."),
     amount: Amount,
     memo: Annotated[str, Field(max_length=140, description="Note shown on both statements.")] = "",
 ) -> TransferReceipt:
@@ -243,10 +245,13 @@ def transfer_funds(
 
 
 @tool(sensitive=("customer_id",))
-def list_payees(state: BankState, customer_id: CustomerId) -> PayeeList:
+def list_payees(state: BankState, customer_id: CustomerId, offset: Offset = 0,
+                limit: Limit = DEFAULT_LIMIT) -> PayeeList:
     """List the saved payees (external recipients) of a customer."""
     lookup(state.customers, customer_id, "customer_id", "customer")
-    return PayeeList(payees=[p for p in state.payees.values() if p.customer_id == customer_id])
+    found = [p for p in state.payees.values() if p.customer_id == customer_id]
+    page, nxt = paginate(found, offset, limit)
+    return PayeeList(payees=page, total=len(found), next_offset=nxt)
 
 
 @tool(write=True, sensitive=("customer_id", "account_number"))
@@ -283,7 +288,7 @@ def _own_payee(state: BankState, account: Account, payee_id: str) -> Payee:
 def pay_payee(
     state: BankState,
     account_id: AccountId,
-    payee_id: Annotated[str, Field(description="Saved payee id, e.g. 'PAY-0002'.")],
+    payee_id: PayeeId,
     amount: Amount,
     memo: Annotated[str, Field(max_length=140, description="Note for the recipient.")] = "",
 ) -> Transaction:
@@ -303,28 +308,30 @@ def list_scheduled_payments(
     state: BankState,
     account_id: AccountId,
     status: Annotated[PaymentStatus | None, Field(description="Only payments in this status.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> PaymentList:
     """List an account's scheduled payments."""
     _account(state, account_id)
-    return PaymentList(payments=[
-        p for p in state.scheduled.values()
-        if p.account_id == account_id and (status is None or p.status == status)
-    ])
+    found = [p for p in state.scheduled.values()
+             if p.account_id == account_id and (status is None or p.status == status)]
+    page, nxt = paginate(found, offset, limit)
+    return PaymentList(payments=page, total=len(found), next_offset=nxt)
 
 
 @tool(write=True, sensitive=("account_id", "payee_id", "amount"))
 def schedule_payment(
     state: BankState,
     account_id: AccountId,
-    payee_id: Annotated[str, Field(description="Saved payee id, e.g. 'PAY-0002'.")],
+    payee_id: PayeeId,
     amount: Amount,
-    date: Annotated[str, Field(description="Execution date, YYYY-MM-DD, after today.")],
+    date: day("Execution date, after today."),
 ) -> ScheduledPayment:
     """Schedule a future payment to a saved payee."""
     acc = _account(state, account_id)
     _own_payee(state, acc, payee_id)
     _usable(acc, "account_id")
-    require(len(date) == 10 and date[4] == "-" and date[7] == "-", f"date must look like 2026-04-01, got '{date}'")
+    parse_day(date, "date")
     require(date > state.now[:10], f"date {date} is not after today ({state.now[:10]})")
     payment = ScheduledPayment(payment_id=state.new_id("SCH"), account_id=acc.account_id,
                                payee_id=payee_id, amount=round(amount, 2), date=date, status="scheduled")
@@ -335,7 +342,7 @@ def schedule_payment(
 @tool(write=True, sensitive=("payment_id",))
 def cancel_scheduled_payment(
     state: BankState,
-    payment_id: Annotated[str, Field(description="Scheduled payment id, e.g. 'SCH-0004'.")],
+    payment_id: PaymentId,
 ) -> ScheduledPayment:
     """Cancel a scheduled payment that has not run yet."""
     payment = lookup(state.scheduled, payment_id, "payment_id", "scheduled payment")
@@ -345,16 +352,19 @@ def cancel_scheduled_payment(
 
 
 @tool(sensitive=("account_id",))
-def list_cards(state: BankState, account_id: AccountId) -> CardList:
+def list_cards(state: BankState, account_id: AccountId, offset: Offset = 0,
+               limit: Limit = DEFAULT_LIMIT) -> CardList:
     """List the cards attached to an account."""
     _account(state, account_id)
-    return CardList(cards=[c for c in state.cards.values() if c.account_id == account_id])
+    found = [c for c in state.cards.values() if c.account_id == account_id]
+    page, nxt = paginate(found, offset, limit)
+    return CardList(cards=page, total=len(found), next_offset=nxt)
 
 
 @tool(write=True, sensitive=("card_id",))
 def set_card_status(
     state: BankState,
-    card_id: Annotated[str, Field(description="Card id, e.g. 'CRD-0007'.")],
+    card_id: CardId,
     status: Annotated[CardStatus, Field(description="New status: lock, unlock (active) or cancel.")],
 ) -> Card:
     """Lock, unlock or cancel a card. A cancelled card cannot be reactivated."""
@@ -368,7 +378,7 @@ def set_card_status(
 @tool(write=True, sensitive=("transaction_id",))
 def dispute_transaction(
     state: BankState,
-    transaction_id: Annotated[str, Field(description="Card payment to dispute, e.g. 'TXN-0120'.")],
+    transaction_id: entity_id("transaction", "Card payment to dispute, e.g. 'TXN-0120'."),
     reason: Annotated[DisputeReason, Field(description="Why the charge is wrong.")],
 ) -> Transaction:
     """Dispute a card payment; only card payments not already disputed can be disputed."""

@@ -8,8 +8,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
+from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
+from prove.env.types import Limit, Offset
 from prove_servers.codehost.state import (
     Branch,
     CheckStatus,

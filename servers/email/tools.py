@@ -8,8 +8,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import Limit, Offset, lookup, paginate, require
+from prove.env.helpers import lookup, paginate, require
 from prove.env.tool import ToolError, tool
+from prove.env.types import Limit, Offset
 from prove_servers.email.state import (
     MAX_ATTACHMENT_KB,
     MAX_RECIPIENTS,

@@ -7,8 +7,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import Limit, Offset, known, lookup, paginate, require
+from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
+from prove.env.types import Limit, Offset
 from prove_servers.fooddelivery.state import (
     MAX_ADDRESSES,
     TIP_CAP_SHARE,

@@ -7,8 +7,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import Limit, Offset, lookup, paginate, require
+from prove.env.helpers import lookup, paginate, require
 from prove.env.tool import ToolError, tool
+from prove.env.types import Limit, Offset
 from prove_servers.tasks.state import (
     MAX_HOURS_PER_DAY,
     MAX_SPRINT_DAYS,

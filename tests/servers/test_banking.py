@@ -133,7 +133,7 @@ def test_scheduled_payments(hub: Hub) -> None:
     new = ok(hub, "schedule_payment", account_id="ACC-0001", payee_id="PAY-0001", amount=10.0, date="2026-04-01")
     assert new["payment_id"] == "SCH-0002"
     fails(hub, "schedule_payment", "is not after today", account_id="ACC-0001", payee_id="PAY-0001", amount=10.0, date="2026-03-16")
-    fails(hub, "schedule_payment", "date must look like", account_id="ACC-0001", payee_id="PAY-0001", amount=10.0, date="April 1")
+    fails(hub, "schedule_payment", "date must be a date YYYY-MM-DD", account_id="ACC-0001", payee_id="PAY-0001", amount=10.0, date="April 1")
     assert ok(hub, "cancel_scheduled_payment", payment_id="SCH-0001")["status"] == "cancelled"
     fails(hub, "cancel_scheduled_payment", "already cancelled", payment_id="SCH-0001")
     assert ok(hub, "list_scheduled_payments", account_id="ACC-0001", status="cancelled")["payments"][0]["payment_id"] == "SCH-0001"

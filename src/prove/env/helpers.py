@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Annotated, TypeVar
+from typing import TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
 
-__all__ = ["lookup", "require", "paginate", "known", "MAX_PAGE", "Offset", "Limit"]
+from prove.env.types import MAX_PAGE
+
+__all__ = ["lookup", "require", "paginate", "known"]
 
 T = TypeVar("T")
-MAX_PAGE = 50
-
-# The paging parameters every list/search tool takes (with `paginate` and a `total` in its result).
-Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
-Limit = Annotated[int, Field(ge=1, le=MAX_PAGE, description=f"Maximum number of results (1-{MAX_PAGE}).")]
 
 
 def known(ids: Iterable[str], limit: int = 8) -> str:

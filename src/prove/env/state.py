@@ -9,7 +9,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ServerState", "canonical_json", "state_hash", "Counter"]
+__all__ = ["ServerState", "Record", "canonical_json", "state_hash", "Counter"]
+
+
+class Record(BaseModel):
+    """Base of every entity a server stores (an account, a booking): unknown fields are refused."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class ServerState(BaseModel):

@@ -17,6 +17,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 from pydantic import BaseModel, ValidationError
 
+from prove.env.types import model_facing
+
 __all__ = ["ToolError", "ToolSpec", "tool", "MAX_STRING_CHARS", "MAX_ARGUMENT_DEPTH"]
 
 MAX_STRING_CHARS = 4096
@@ -124,7 +126,7 @@ class ToolSpec:
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": self.input_schema,
+                "parameters": model_facing(self.input_schema),
             },
         }
 

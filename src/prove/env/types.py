@@ -1,0 +1,135 @@
+"""What a tool parameter or result field means, declared once in its type: entity ids, dates, pages.
+
+    from prove.env.types import entity_id, day, Page, Offset, Limit, DEFAULT_LIMIT, parse_day
+    AccountId = entity_id("account", "Account id, e.g. 'ACC-0003'.")   # input *and* output fields
+
+An id parameter names the entity kind it refers to; the kind is written into the JSON schema as
+``"x-entity": "<kind>"`` (on the string, or on the array of ids). The same alias used on a result
+field says the tool *produces* ids of that kind. Kinds are local to a server ("customer" in banking
+is not "customer" in the shop). The graph, the state sampler, the synthesis planner and the fuzzer
+read these declarations (`declared_entity`); nothing infers meaning from names or prose. Dates
+and datetimes have one schema format and one parser with one error message; every list/search
+tool takes `offset`/`limit` and returns a `Page` (`total`, `next_offset`). Model-facing schemas
+(`ToolSpec.openai_schema`) drop the ``x-`` keys; the MCP input schema keeps them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date, datetime
+from typing import Annotated, Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "ENTITY", "entity_id", "entity_ids", "day", "moment", "parse_day", "parse_moment",
+    "Page", "Offset", "Limit", "MAX_PAGE", "DEFAULT_LIMIT", "declared_entity", "declared_format",
+    "model_facing",
+]
+
+ENTITY = "x-entity"
+"""JSON-schema key naming the entity kind an id parameter or result field refers to."""
+
+MAX_PAGE = 50
+DEFAULT_LIMIT = 20
+"""Default page size of every list/search tool."""
+
+Offset = Annotated[int, Field(ge=0, description="Index of the first result to return.")]
+Limit = Annotated[int, Field(ge=1, le=MAX_PAGE, description=f"Maximum number of results (1-{MAX_PAGE}).")]
+
+
+def entity_id(kind: str, description: str, *, type_: type = str, **constraints: Any) -> Any:
+    """An id of entity `kind` (str unless `type_` says so, e.g. int for a pull-request number)."""
+    _check_kind(kind)
+    return Annotated[type_, Field(description=description, json_schema_extra={ENTITY: kind}, **constraints)]
+
+
+def entity_ids(kind: str, description: str, **constraints: Any) -> Any:
+    """A list of ids of entity `kind`."""
+    _check_kind(kind)
+    return Annotated[list[str], Field(description=description, json_schema_extra={ENTITY: kind},
+                                      **constraints)]
+
+
+def _check_kind(kind: str) -> None:
+    if not kind or not kind.replace("_", "").isalnum() or kind != kind.lower():
+        raise ValueError(f"entity kind must be lower_snake_case letters/digits, got {kind!r}")
+
+
+def day(description: str, **constraints: Any) -> Any:
+    """A calendar date, YYYY-MM-DD (parse it in the tool with `parse_day`)."""
+    return Annotated[str, Field(description=description, json_schema_extra={"format": "date"}, **constraints)]
+
+
+def moment(description: str, **constraints: Any) -> Any:
+    """A date and time, YYYY-MM-DDTHH:MM[:SS] (parse it in the tool with `parse_moment`)."""
+    return Annotated[str, Field(description=description, json_schema_extra={"format": "date-time"},
+                                **constraints)]
+
+
+def parse_day(value: str, param: str) -> date:
+    """`value` as a date, or a ToolError naming `param` and the one accepted format."""
+    try:
+        parsed = date.fromisoformat(value) if len(value) == 10 else None
+    except (TypeError, ValueError):
+        parsed = None
+    if parsed is None or not 2000 <= parsed.year <= 2100:
+        raise ToolError(f"{param} must be a date YYYY-MM-DD between 2000 and 2100, e.g. 2026-04-02; "
+                        f"got '{value}'")
+    return parsed
+
+
+def parse_moment(value: str, param: str) -> datetime:
+    """`value` as a naive datetime (minutes or seconds), or a ToolError naming `param`."""
+    try:
+        parsed = datetime.fromisoformat(value) if 16 <= len(value) <= 19 and value[10] == "T" else None
+    except (TypeError, ValueError):
+        parsed = None
+    if parsed is None or parsed.tzinfo is not None or not 2000 <= parsed.year <= 2100:
+        raise ToolError(f"{param} must be a date and time YYYY-MM-DDTHH:MM[:SS] between 2000 and "
+                        f"2100, e.g. 2026-04-02T09:30; got '{value}'")
+    return parsed
+
+
+class Page(BaseModel):
+    """What every list/search result carries besides its items (`prove.env.helpers.paginate`)."""
+
+    total: int = Field(description="How many results match in all, across pages.")
+    next_offset: int | None = Field(description="Offset of the next page; null on the last page.")
+
+
+def declared_entity(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> str | None:
+    """The entity kind a property schema declares (through `$ref`, `anyOf` and array items)."""
+    defs = defs or {}
+    seen = 0
+    while "$ref" in schema and seen < 16:
+        schema = defs.get(str(schema["$ref"]).rsplit("/", 1)[-1], {})
+        seen += 1
+    if ENTITY in schema:
+        return str(schema[ENTITY])
+    for option in schema.get("anyOf", ()):
+        found = declared_entity(option, defs)
+        if found:
+            return found
+    items = schema.get("items")
+    return declared_entity(items, defs) if isinstance(items, Mapping) else None
+
+
+def declared_format(schema: Mapping[str, Any]) -> str | None:
+    """'date' or 'date-time' when a property schema declares one."""
+    if "format" in schema:
+        return str(schema["format"])
+    for option in schema.get("anyOf", ()):
+        if "format" in option:
+            return str(option["format"])
+    return None
+
+
+def model_facing(schema: Any) -> Any:
+    """A schema without the ``x-`` declarations (what a policy is offered)."""
+    if isinstance(schema, Mapping):
+        return {k: model_facing(v) for k, v in schema.items() if not str(k).startswith("x-")}
+    if isinstance(schema, list):
+        return [model_facing(v) for v in schema]
+    return schema

@@ -1,0 +1,154 @@
+"""The declared-meaning rules every server keeps (servers/README): entity ids, dates, pages, names.
+
+    .venv/bin/python -m pytest tests/env/test_declarations.py -q
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+from mcp.server.mcpserver.exceptions import ToolError
+
+from prove.env import load_registry
+from prove.env.tool import ToolSpec
+from prove.env.types import (
+    DEFAULT_LIMIT, ENTITY, declared_entity, declared_format, model_facing, parse_day, parse_moment,
+)
+
+REG = load_registry()
+TOOLS = [REG.tool(name) for name in sorted(REG.tools)]
+LISTING = ("list_", "search_", "find_")
+
+
+def _properties(schema: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every (path, property schema) of a JSON schema, through $ref, anyOf and array items."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Mapping[str, Any], path: str, depth: int) -> Iterator[tuple[str, Mapping[str, Any]]]:
+        if depth > 6:
+            return
+        if "$ref" in node:
+            node = defs.get(str(node["$ref"]).rsplit("/", 1)[-1], {})
+        for option in node.get("anyOf", ()):
+            yield from walk(option, path, depth + 1)
+        if isinstance(node.get("items"), Mapping):
+            yield from walk(node["items"], path + "[]", depth + 1)
+        for key, sub in node.get("properties", {}).items():
+            yield f"{path}.{key}" if path else key, sub
+            yield from walk(sub, f"{path}.{key}" if path else key, depth + 1)
+
+    yield from walk(schema, "", 0)
+
+
+def _produced(server: str) -> set[str]:
+    spec = REG.server(server)
+    kinds: set[str] = set()
+    for t in spec.tools:
+        out = t.output_schema or {}
+        kinds |= {k for _, sub in _properties(out) if (k := declared_entity(sub, out.get("$defs")))}
+    return kinds
+
+
+def _consumed(t: ToolSpec) -> dict[str, str]:
+    schema = t.input_schema
+    return {p: k for p, sub in schema.get("properties", {}).items()
+            if (k := declared_entity(sub, schema.get("$defs")))}
+
+
+@pytest.mark.parametrize("t", TOOLS, ids=lambda t: t.name)
+def test_every_id_parameter_declares_its_entity_kind(t: ToolSpec) -> None:
+    kinds = _consumed(t)
+    undeclared = [p for p in t.params if p.endswith(("_id", "_ids")) and p not in kinds]
+    assert not undeclared, f"{t.server}.{t.name}: declare with prove.env.types.entity_id(kind, ...): {undeclared}"
+
+
+@pytest.mark.parametrize("server", sorted(REG.servers))
+def test_every_consumed_entity_kind_is_produced_by_a_tool_of_the_server(server: str) -> None:
+    produced = _produced(server)
+    orphans = {f"{t.name}.{p}": k for t in REG.server(server).tools for p, k in _consumed(t).items()
+               if k not in produced}
+    assert not orphans, (f"{server}: these parameters take ids no tool of the server returns "
+                         f"(declare the result field with the same entity_id alias): {orphans}")
+
+
+@pytest.mark.parametrize("t", TOOLS, ids=lambda t: t.name)
+def test_date_parameters_declare_one_format(t: ToolSpec) -> None:
+    loose = [p for p, sub in t.input_schema.get("properties", {}).items()
+             if re.search(r"YYYY-MM-DD|ISO 8601|\bdate\b.*\(", str(sub.get("description", "")))
+             and declared_format(sub) is None]
+    assert not loose, f"{t.name}: use prove.env.types.day/moment for {loose}"
+
+
+@pytest.mark.parametrize("t", [t for t in TOOLS if t.name.startswith(LISTING)], ids=lambda t: t.name)
+def test_every_list_and_search_tool_pages_and_counts(t: ToolSpec) -> None:
+    props = t.input_schema.get("properties", {})
+    assert {"offset", "limit"} <= set(props), f"{t.name} must take offset and limit (prove.env.types)"
+    assert props["limit"].get("default") == DEFAULT_LIMIT, f"{t.name}: default limit must be {DEFAULT_LIMIT}"
+    out = (t.output_schema or {}).get("properties", {})
+    assert {"total", "next_offset"} <= set(out), f"{t.name} must return a prove.env.types.Page"
+
+
+def test_no_list_tool_cuts_its_results_silently() -> None:
+    """Every listing returns `total`; a page shorter than the total points at the next one."""
+    from prove.env.hub import Hub
+
+    short = []
+    for name in sorted(REG.servers):
+        hub = Hub(REG.subset([name]))
+        for t in REG.server(name).tools:
+            if not t.name.startswith(LISTING) or t.required:
+                continue
+            out = hub.call(t.name, {"limit": 1}, episode_id="declarations")
+            if not out["ok"]:
+                continue
+            result = out["result"]
+            items = next((v for v in result.values() if isinstance(v, list)), [])
+            if result["total"] > len(items) and result["next_offset"] is None:
+                short.append(t.name)
+    assert not short, f"these listings drop results without a next_offset: {short}"
+
+
+def _noun_phrase(name: str) -> list[str]:
+    return name.split("_")[1:]
+
+
+def test_names_say_whose_entity_when_two_servers_share_a_noun() -> None:
+    """`search_customers` beside `search_shop_customers` reads as if it searched every customer."""
+    clashes = []
+    for a in TOOLS:
+        for b in TOOLS:
+            pa, pb = _noun_phrase(a.name), _noun_phrase(b.name)
+            if (a.server != b.server and a.name.split("_")[0] == b.name.split("_")[0]
+                    and len(pa) < len(pb) and pb[-len(pa):] == pa):
+                clashes.append(f"{a.server}.{a.name} vs {b.server}.{b.name}")
+    assert not clashes, clashes
+
+
+def test_names_put_the_qualifier_first() -> None:
+    trailing = [t.name for t in TOOLS if re.search(r"_for_[a-z]+$", t.name)]
+    assert not trailing, f"name the domain before the noun (list_support_customer_orders): {trailing}"
+
+
+def test_model_facing_schemas_drop_declarations_and_mcp_keeps_them() -> None:
+    t = REG.tool("transfer_funds")
+    assert t.input_schema["properties"]["from_account_id"][ENTITY] == "account"
+    offered = t.openai_schema()["function"]["parameters"]
+    assert ENTITY not in str(offered) and "from_account_id" in offered["properties"]
+    assert model_facing({"a": [{"x-entity": "k", "type": "string"}]}) == {"a": [{"type": "string"}]}
+
+
+@pytest.mark.parametrize("bad", ["2026-4-2", "April 1", "2026-02-30", "1999-12-31", "", "2026-04-02T10:00"])
+def test_one_date_parser_one_message(bad: str) -> None:
+    with pytest.raises(ToolError, match=r"^when must be a date YYYY-MM-DD .*got '"):
+        parse_day(bad, "when")
+    assert str(parse_day("2026-04-02", "when")) == "2026-04-02"
+
+
+@pytest.mark.parametrize("bad", ["2026-04-02", "2026-04-02 10:00", "2026-04-02T25:00", "2026-04-02T10:00+02:00"])
+def test_one_datetime_parser_one_message(bad: str) -> None:
+    with pytest.raises(ToolError, match=r"^at must be a date and time YYYY-MM-DDTHH:MM"):
+        parse_moment(bad, "at")
+    assert parse_moment("2026-04-02T09:30", "at").hour == 9
