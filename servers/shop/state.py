@@ -6,9 +6,10 @@ import random
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id, entity_ids
 from prove.env.world import CITIES, STREETS, days_before, email, iso, money, person
 
 ProductCategory = Literal["electronics", "home", "kitchen", "books", "clothing", "sports", "toys", "beauty"]
@@ -24,12 +25,15 @@ TRANSIT_DAYS: dict[str, int] = {"standard": 5, "express": 2, "overnight": 1}
 FREE_STANDARD_SHIPPING_FROM = 50.0
 RETURN_WINDOW_DAYS = 30
 
-_STRICT = ConfigDict(extra="forbid")
+CustomerId = entity_id("customer", "Shop customer id, e.g. 'SHC-0004'.")
+Sku = entity_id("product", "Product SKU, e.g. 'SKU-0012'.")
+OrderId = entity_id("order", "Order id, e.g. 'ORD-0031'.")
+CouponCode = entity_id("coupon", "Coupon code, e.g. 'SPRING15'.")
+ReviewId = entity_id("review", "Product review id, e.g. 'REV-0007'.")
 
 
-class ShopCustomer(BaseModel):
-    model_config = _STRICT
-    customer_id: str
+class ShopCustomer(Record):
+    customer_id: CustomerId
     name: str
     email: str
     city: str
@@ -37,9 +41,8 @@ class ShopCustomer(BaseModel):
     member_since: str
 
 
-class Product(BaseModel):
-    model_config = _STRICT
-    sku: str
+class Product(Record):
+    sku: Sku
     name: str
     brand: str
     category: ProductCategory
@@ -49,36 +52,32 @@ class Product(BaseModel):
     review_count: int
 
 
-class CartLine(BaseModel):
-    model_config = _STRICT
-    sku: str
+class CartLine(Record):
+    sku: Sku
     quantity: int
 
 
-class Cart(BaseModel):
-    model_config = _STRICT
-    customer_id: str
+class Cart(Record):
+    customer_id: CustomerId
     items: list[CartLine] = Field(default_factory=list)
-    coupon_code: str | None = None
+    coupon_code: CouponCode | None = None
 
 
-class OrderLine(BaseModel):
-    model_config = _STRICT
-    sku: str
+class OrderLine(Record):
+    sku: Sku
     name: str
     quantity: int
     unit_price: float
 
 
-class Order(BaseModel):
-    model_config = _STRICT
-    order_id: str
-    customer_id: str
+class Order(Record):
+    order_id: OrderId
+    customer_id: CustomerId
     status: OrderStatus
     items: list[OrderLine]
     subtotal: float
     discount: float = 0.0
-    coupon_code: str | None = None
+    coupon_code: CouponCode | None = None
     shipping_fee: float
     total: float = Field(description="What the customer pays: subtotal - discount + shipping_fee.")
     shipping_method: ShippingMethod
@@ -96,23 +95,21 @@ class Order(BaseModel):
     refund_amount: float = 0.0
 
 
-class Coupon(BaseModel):
-    model_config = _STRICT
-    code: str
+class Coupon(Record):
+    code: CouponCode
     description: str
     kind: CouponKind
     value: float = Field(description="Percent off (kind 'percent') or amount off (kind 'fixed').")
     min_order: float = Field(description="Smallest cart subtotal the coupon applies to.")
     expires_on: str
     single_use: bool = Field(description="If true, each customer may use it once.")
-    used_by: list[str] = Field(default_factory=list, description="Customers who used it (sorted).")
+    used_by: entity_ids("customer", "Customers who used it (sorted).") = Field(default_factory=list)
 
 
-class Review(BaseModel):
-    model_config = _STRICT
-    review_id: str
-    sku: str
-    customer_id: str
+class Review(Record):
+    review_id: ReviewId
+    sku: Sku
+    customer_id: CustomerId
     rating: int
     title: str
     body: str

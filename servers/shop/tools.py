@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import Limit, Offset
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id
 
 from .state import (
     RETURN_WINDOW_DAYS,
@@ -18,7 +18,10 @@ from .state import (
     Cart,
     CartLine,
     Coupon,
+    CouponCode,
+    CustomerId,
     Order,
+    OrderId,
     OrderLine,
     OrderStatus,
     Product,
@@ -29,38 +32,29 @@ from .state import (
     ShippingMethod,
     ShopCustomer,
     ShopState,
+    Sku,
     coupon_discount,
     shift,
     shipping_fee,
 )
 
-CustomerId = Annotated[str, Field(description="Shop customer id, e.g. 'SHC-0004'.")]
-Sku = Annotated[str, Field(description="Product SKU, e.g. 'SKU-0012'.")]
-OrderId = Annotated[str, Field(description="Order id, e.g. 'ORD-0031'.")]
 
-
-class ProductList(BaseModel):
+class ProductList(Page):
     products: list[Product]
-    total: int
-    next_offset: int | None
 
 
-class ReviewList(BaseModel):
-    sku: str
+class ReviewList(Page):
+    sku: Sku
     average_rating: float | None
     reviews: list[Review]
-    total: int
-    next_offset: int | None
 
 
-class ShopCustomerList(BaseModel):
+class ShopCustomerList(Page):
     customers: list[ShopCustomer]
-    total: int
-    next_offset: int | None
 
 
 class CartItem(BaseModel):
-    sku: str
+    sku: Sku
     name: str
     quantity: int
     unit_price: float
@@ -69,19 +63,17 @@ class CartItem(BaseModel):
 
 
 class CartView(BaseModel):
-    customer_id: str
+    customer_id: CustomerId
     items: list[CartItem]
-    coupon_code: str | None
+    coupon_code: CouponCode | None
     subtotal: float
     discount: float
     total_before_shipping: float
     notice: str = Field("", description="What changed as a side effect, e.g. a coupon removed.")
 
 
-class OrderList(BaseModel):
+class OrderList(Page):
     orders: list[Order]
-    total: int
-    next_offset: int | None
 
 
 class TrackingEvent(BaseModel):
@@ -90,7 +82,7 @@ class TrackingEvent(BaseModel):
 
 
 class ShipmentTracking(BaseModel):
-    order_id: str
+    order_id: OrderId
     status: OrderStatus
     shipping_method: ShippingMethod
     shipping_address: str
@@ -158,7 +150,7 @@ def search_products(
     in_stock_only: Annotated[bool, Field(description="Only products with stock left.")] = False,
     sort_by: Annotated[ProductSort, Field(description="Result order.")] = "relevance",
     offset: Offset = 0,
-    limit: Limit = 10,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ProductList:
     """Search the shop's catalog by words, category, price range and availability, a page at a time."""
     require(min_price is None or max_price is None or min_price <= max_price,
@@ -194,7 +186,7 @@ def list_product_reviews(
     sku: Sku,
     min_rating: Annotated[int, Field(ge=1, le=5, description="Only reviews with at least this many stars.")] = 1,
     offset: Offset = 0,
-    limit: Limit = 10,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ReviewList:
     """List a product's customer reviews, newest first, optionally only those with enough stars."""
     product = _product(state, sku)
@@ -209,7 +201,7 @@ def search_shop_customers(
     query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of the customer's name or email.")] = "",
     city: Annotated[str | None, Field(description="Only customers living in this city.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ShopCustomerList:
     """Find shop customers by name or email, optionally in one city."""
     q = query.strip().lower()
@@ -296,7 +288,7 @@ def remove_from_shopping_cart(
 def apply_coupon_to_cart(
     state: ShopState,
     customer_id: CustomerId,
-    code: Annotated[str, Field(min_length=1, max_length=40, description="Coupon code as given by the customer, e.g. 'SPRING15'.")],
+    code: entity_id("coupon", "Coupon code as given by the customer, e.g. 'SPRING15'.", min_length=1, max_length=40),
 ) -> CartView:
     """Apply a coupon code to a customer's cart (one coupon per cart; a new one replaces the old)."""
     _customer(state, customer_id)
@@ -362,10 +354,10 @@ def checkout_shopping_cart(
 @tool(sensitive=("customer_id",))
 def list_shop_orders(
     state: ShopState,
-    customer_id: Annotated[str | None, Field(description="Only this customer's orders, e.g. 'SHC-0004'.")] = None,
+    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's orders, e.g. 'SHC-0004'.")] = None,
     status: Annotated[OrderStatus | None, Field(description="Only orders in this status.")] = None,
     offset: Offset = 0,
-    limit: Limit = 10,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> OrderList:
     """List shop orders, newest first, filtered by customer and status, a page at a time."""
     if customer_id is not None:

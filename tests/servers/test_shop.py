@@ -211,6 +211,20 @@ def test_list_and_get_orders(hub: Hub) -> None:
     fails(hub, "get_shop_order", "order 'ORD-9' not found", "ORD-0001", order_id="ORD-9")
 
 
+def test_listings_page_and_the_second_page_continues_the_first(hub: Hub) -> None:
+    first = ok(hub, "list_shop_orders", limit=4)
+    assert first["total"] == 6 and first["next_offset"] == 4
+    second = ok(hub, "list_shop_orders", offset=first["next_offset"], limit=4)
+    assert second["total"] == 6 and second["next_offset"] is None
+    ids = [o["order_id"] for o in first["orders"] + second["orders"]]
+    assert ids == ["ORD-0006", "ORD-0005", "ORD-0004", "ORD-0003", "ORD-0002", "ORD-0001"]
+    customers = ok(hub, "search_shop_customers", limit=1)
+    assert customers["total"] == 2 and customers["next_offset"] == 1
+    rest = ok(hub, "search_shop_customers", offset=1, limit=1)
+    assert [c["customer_id"] for c in customers["customers"] + rest["customers"]] == ["SHC-0001", "SHC-0002"]
+    assert rest["next_offset"] is None
+
+
 def test_track_shipment(hub: Hub) -> None:
     shipped = ok(hub, "track_shipment", order_id="ORD-0003")
     assert shipped["carrier"] == "UPS" and shipped["tracking_number"] == "1Z123" and len(shipped["events"]) == 2
