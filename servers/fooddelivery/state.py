@@ -6,9 +6,10 @@ import random
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id, entity_ids
 from prove.env.world import STREETS, days_before, email, iso, person, phone
 
 Cuisine = Literal["italian", "japanese", "indian", "mexican", "thai", "american", "mediterranean", "chinese"]
@@ -30,31 +31,35 @@ TIP_WINDOW_HOURS = 24
 """Tips can be added until this many hours after delivery."""
 MAX_ADDRESSES = 5
 
-_STRICT = ConfigDict(extra="forbid")
+CustomerId = entity_id("customer", "Food delivery customer id, e.g. 'FCU-0004'.")
+AddressId = entity_id("delivery_address", "Saved delivery address id, e.g. 'ADR-0003'.")
+RestaurantId = entity_id("restaurant", "Restaurant id, e.g. 'RST-0007'.")
+ItemId = entity_id("menu_item", "Menu item id, e.g. 'ITM-0031'.")
+OrderId = entity_id("order", "Food order id, e.g. 'FOD-0042'.")
+CourierId = entity_id("courier", "Courier id, e.g. 'COU-0003'.")
+RatingId = entity_id("rating", "Food order rating id, e.g. 'RAT-0005'.")
+PromoCodeName = entity_id("promo_code", "Promo code, e.g. 'FREEDEL'.")
 
 
-class FoodCustomer(BaseModel):
-    model_config = _STRICT
-    customer_id: str
+class FoodCustomer(Record):
+    customer_id: CustomerId
     name: str
     phone: str
     email: str
     member_since: str
 
 
-class DeliveryAddress(BaseModel):
-    model_config = _STRICT
-    address_id: str
-    customer_id: str
+class DeliveryAddress(Record):
+    address_id: AddressId
+    customer_id: CustomerId
     label: str = Field(description="Customer's name for the address, e.g. 'home'.")
     street: str
     zone: Zone
     instructions: str = ""
 
 
-class Restaurant(BaseModel):
-    model_config = _STRICT
-    restaurant_id: str
+class Restaurant(Record):
+    restaurant_id: RestaurantId
     name: str
     cuisine: Cuisine
     zone: Zone = Field(description="Zone the kitchen is in.")
@@ -69,16 +74,14 @@ class Restaurant(BaseModel):
     prep_minutes: int
 
 
-class ItemOption(BaseModel):
-    model_config = _STRICT
+class ItemOption(Record):
     name: str
     extra_price: float
 
 
-class MenuItem(BaseModel):
-    model_config = _STRICT
-    item_id: str
-    restaurant_id: str
+class MenuItem(Record):
+    item_id: ItemId
+    restaurant_id: RestaurantId
     name: str
     category: MenuCategory
     price: float
@@ -87,47 +90,43 @@ class MenuItem(BaseModel):
     options: list[ItemOption] = Field(default_factory=list)
 
 
-class BasketLine(BaseModel):
-    model_config = _STRICT
-    item_id: str
+class BasketLine(Record):
+    item_id: ItemId
     quantity: int
     options: list[str] = Field(default_factory=list, description="Chosen option names (sorted).")
 
 
-class FoodBasket(BaseModel):
-    model_config = _STRICT
-    customer_id: str
-    restaurant_id: str
+class FoodBasket(Record):
+    customer_id: CustomerId
+    restaurant_id: RestaurantId
     lines: list[BasketLine] = Field(default_factory=list)
-    promo_code: str | None = None
+    promo_code: PromoCodeName | None = None
 
 
-class FoodOrderLine(BaseModel):
-    model_config = _STRICT
-    item_id: str
+class FoodOrderLine(Record):
+    item_id: ItemId
     name: str
     quantity: int
     options: list[str] = Field(default_factory=list)
     unit_price: float = Field(description="Item price plus its options.")
 
 
-class FoodOrder(BaseModel):
-    model_config = _STRICT
-    order_id: str
-    customer_id: str
-    restaurant_id: str
-    address_id: str
+class FoodOrder(Record):
+    order_id: OrderId
+    customer_id: CustomerId
+    restaurant_id: RestaurantId
+    address_id: AddressId
     zone: Zone
     lines: list[FoodOrderLine]
     subtotal: float
     delivery_fee: float
     discount: float = 0.0
-    promo_code: str | None = None
+    promo_code: PromoCodeName | None = None
     tip: float = 0.0
     total: float = Field(description="subtotal - discount + delivery_fee + tip.")
     payment_method: PaymentMethod
     status: FoodOrderStatus
-    courier_id: str | None = None
+    courier_id: CourierId | None = None
     placed_at: str
     eta: str = Field(description="Estimated (or actual) delivery time.")
     preparing_at: str | None = None
@@ -136,12 +135,11 @@ class FoodOrder(BaseModel):
     cancelled_at: str | None = None
     cancel_reason: FoodCancelReason | None = None
     refund_amount: float = 0.0
-    rating_id: str | None = None
+    rating_id: RatingId | None = None
 
 
-class Courier(BaseModel):
-    model_config = _STRICT
-    courier_id: str
+class Courier(Record):
+    courier_id: CourierId
     name: str
     phone: str
     vehicle: Vehicle
@@ -151,23 +149,22 @@ class Courier(BaseModel):
     rating_count: int
 
 
-class PromoCode(BaseModel):
-    model_config = _STRICT
-    code: str
+class PromoCode(Record):
+    code: PromoCodeName
     description: str
     kind: PromoKind
     value: float = Field(description="Percent off, amount off, or 0 for free delivery.")
     min_subtotal: float
     expires_on: str
-    restaurant_ids: list[str] = Field(default_factory=list, description="Valid only here (sorted); empty = everywhere.")
+    restaurant_ids: entity_ids("restaurant", "Valid only here (sorted); empty = everywhere.") = Field(
+        default_factory=list)
 
 
-class FoodRating(BaseModel):
-    model_config = _STRICT
-    rating_id: str
-    order_id: str
-    restaurant_id: str
-    courier_id: str | None
+class FoodRating(Record):
+    rating_id: RatingId
+    order_id: OrderId
+    restaurant_id: RestaurantId
+    courier_id: CourierId | None
     food_stars: int
     courier_stars: int | None
     comment: str

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import Limit, Offset
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id
 from prove_servers.fooddelivery.state import (
     MAX_ADDRESSES,
     TIP_CAP_SHARE,
@@ -17,6 +17,7 @@ from prove_servers.fooddelivery.state import (
     BasketLine,
     Courier,
     Cuisine,
+    CustomerId,
     DeliveryAddress,
     DietaryTag,
     FoodBasket,
@@ -27,11 +28,15 @@ from prove_servers.fooddelivery.state import (
     FoodOrderStatus,
     FoodRating,
     FoodState,
+    ItemId,
     MenuCategory,
     MenuItem,
+    OrderId,
     PaymentMethod,
     PromoCode,
+    PromoCodeName,
     Restaurant,
+    RestaurantId,
     RestaurantSort,
     Zone,
     is_open,
@@ -41,45 +46,34 @@ from prove_servers.fooddelivery.state import (
     unit_price,
 )
 
-CustomerId = Annotated[str, Field(description="Food delivery customer id, e.g. 'FCU-0004'.")]
-RestaurantId = Annotated[str, Field(description="Restaurant id, e.g. 'RST-0007'.")]
-ItemId = Annotated[str, Field(description="Menu item id, e.g. 'ITM-0031'.")]
-OrderId = Annotated[str, Field(description="Food order id, e.g. 'FOD-0042'.")]
-
 
 class RestaurantView(Restaurant):
     open_now: bool = Field(description="Whether it takes orders right now.")
     hours_note: str = Field(description="Today's hours relative to now, e.g. 'closes at 22:00'.")
 
 
-class RestaurantList(BaseModel):
+class RestaurantList(Page):
     restaurants: list[RestaurantView]
-    total: int
-    next_offset: int | None
 
 
-class MenuView(BaseModel):
-    restaurant_id: str
+class MenuView(Page):
+    restaurant_id: RestaurantId
     restaurant_name: str
     open_now: bool
     items: list[MenuItem]
-    total: int
-    next_offset: int | None
 
 
-class FoodCustomerList(BaseModel):
+class FoodCustomerList(Page):
     customers: list[FoodCustomer]
-    total: int
-    next_offset: int | None
 
 
-class AddressList(BaseModel):
-    customer_id: str
+class AddressList(Page):
+    customer_id: CustomerId
     addresses: list[DeliveryAddress]
 
 
 class BasketItem(BaseModel):
-    item_id: str
+    item_id: ItemId
     name: str
     quantity: int
     options: list[str]
@@ -89,11 +83,11 @@ class BasketItem(BaseModel):
 
 
 class BasketView(BaseModel):
-    customer_id: str
-    restaurant_id: str | None
+    customer_id: CustomerId
+    restaurant_id: RestaurantId | None
     restaurant_name: str | None
     items: list[BasketItem]
-    promo_code: str | None
+    promo_code: PromoCodeName | None
     subtotal: float
     discount: float
     delivery_fee: float
@@ -103,10 +97,8 @@ class BasketView(BaseModel):
     notice: str = Field("", description="What changed as a side effect, e.g. a promo removed.")
 
 
-class FoodOrderList(BaseModel):
+class FoodOrderList(Page):
     orders: list[FoodOrder]
-    total: int
-    next_offset: int | None
 
 
 class TrackingEvent(BaseModel):
@@ -115,7 +107,7 @@ class TrackingEvent(BaseModel):
 
 
 class FoodOrderTracking(BaseModel):
-    order_id: str
+    order_id: OrderId
     status: FoodOrderStatus
     restaurant_name: str
     delivery_address: str
@@ -211,7 +203,7 @@ def search_food_customers(
     state: FoodState,
     query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the name, email or phone.")] = "",
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> FoodCustomerList:
     """Find food delivery customers by name, email or phone number."""
     q = query.strip().lower()
@@ -222,11 +214,13 @@ def search_food_customers(
 
 
 @tool(sensitive=("customer_id",))
-def list_delivery_addresses(state: FoodState, customer_id: CustomerId) -> AddressList:
-    """List a customer's saved delivery addresses with their zones."""
+def list_delivery_addresses(state: FoodState, customer_id: CustomerId, offset: Offset = 0,
+                            limit: Limit = DEFAULT_LIMIT) -> AddressList:
+    """List a customer's saved delivery addresses with their zones, a page at a time."""
     _customer(state, customer_id)
-    return AddressList(customer_id=customer_id,
-                       addresses=[a for a in state.addresses.values() if a.customer_id == customer_id])
+    found = [a for a in state.addresses.values() if a.customer_id == customer_id]
+    page, nxt = paginate(found, offset, limit)
+    return AddressList(customer_id=customer_id, addresses=page, total=len(found), next_offset=nxt)
 
 
 @tool(write=True, sensitive=("customer_id", "street"))
@@ -263,7 +257,7 @@ def search_restaurants(
     min_rating: Annotated[float | None, Field(ge=1, le=5, description="Only restaurants rated at least this.")] = None,
     sort: Annotated[RestaurantSort, Field(description="Order of results: best rating, cheapest delivery, or name.")] = "rating",
     offset: Offset = 0,
-    limit: Limit = 10,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> RestaurantList:
     """Search restaurants by name, cuisine, delivery zone, opening now, dietary options and rating."""
     q, tags = query.strip().lower(), set(dietary or ())
@@ -301,7 +295,7 @@ def get_restaurant_menu(
     available_only: Annotated[bool, Field(description="Hide dishes that are sold out right now.")] = False,
     max_price: Annotated[float | None, Field(gt=0, le=1000, description="Only dishes up to this price.")] = None,
     offset: Offset = 0,
-    limit: Limit = 50,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> MenuView:
     """List a restaurant's menu items with prices, dietary tags, options and availability."""
     r = _restaurant(state, restaurant_id)
@@ -403,7 +397,7 @@ def remove_item_from_food_basket(
 def apply_food_promo(
     state: FoodState,
     customer_id: CustomerId,
-    code: Annotated[str, Field(min_length=1, max_length=40, description="Promo code as given by the customer, e.g. 'FREEDEL'.")],
+    code: entity_id("promo_code", "Promo code as given by the customer, e.g. 'FREEDEL'.", min_length=1, max_length=40),
 ) -> BasketView:
     """Apply a promo code to a customer's food basket (one per basket; a new one replaces the old)."""
     _customer(state, customer_id)
@@ -423,7 +417,7 @@ def apply_food_promo(
 def place_food_order(
     state: FoodState,
     customer_id: CustomerId,
-    address_id: Annotated[str, Field(description="One of the customer's saved delivery addresses, e.g. 'ADR-0003'.")],
+    address_id: entity_id("delivery_address", "One of the customer's saved delivery addresses, e.g. 'ADR-0003'."),
     payment_method: Annotated[PaymentMethod, Field(description="How the customer pays.")] = "card",
     tip: Annotated[float, Field(ge=0, le=500, description="Courier tip, at most 50% of the subtotal.")] = 0.0,
 ) -> FoodOrder:
@@ -475,11 +469,11 @@ def place_food_order(
 @tool(sensitive=("customer_id", "restaurant_id"))
 def list_food_orders(
     state: FoodState,
-    customer_id: Annotated[str | None, Field(description="Only this customer's orders, e.g. 'FCU-0004'.")] = None,
-    restaurant_id: Annotated[str | None, Field(description="Only orders from this restaurant.")] = None,
+    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's orders, e.g. 'FCU-0004'.")] = None,
+    restaurant_id: Annotated[RestaurantId | None, Field(description="Only orders from this restaurant.")] = None,
     status: Annotated[FoodOrderStatus | None, Field(description="Only orders in this status.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> FoodOrderList:
     """List food orders, newest first, filtered by customer, restaurant and status."""
     if customer_id is not None:

@@ -286,6 +286,16 @@ def test_ratings(hub: Hub) -> None:
     fails(hub, "rate_food_order", "already rated (RAT-0001)", order_id="FOD-0001", food_stars=1)
 
 
+def test_delivery_addresses_and_restaurants_page(hub: Hub) -> None:
+    ok(hub, "add_delivery_address", customer_id="FCU-0001", label="gym", street="9 Mill Lane", zone="midtown")
+    first = ok(hub, "list_delivery_addresses", customer_id="FCU-0001", limit=2)
+    assert first["total"] == 3 and first["next_offset"] == 2
+    second = ok(hub, "list_delivery_addresses", customer_id="FCU-0001", offset=first["next_offset"], limit=2)
+    assert second["total"] == 3 and second["next_offset"] is None
+    assert [a["address_id"] for a in first["addresses"] + second["addresses"]] == ["ADR-0001", "ADR-0002", "ADR-0005"]
+    assert ok(hub, "search_restaurants")["total"] == 3 and ok(hub, "search_restaurants")["next_offset"] is None
+
+
 def test_seeded_world_through_the_hub() -> None:
     hub = Hub.for_state(SERVER, initial_state(3))
     hub.open("s", seed=3)
