@@ -6,9 +6,10 @@ import random
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id
 from prove.env.world import days_before, email, iso, person, phone
 
 TicketCategory = Literal["billing", "shipping", "product_defect", "account", "other"]
@@ -30,31 +31,35 @@ ACTIVE: tuple[str, ...] = ("open", "pending_customer", "escalated")
 RETURN_WINDOW_DAYS = 30
 REOPEN_WINDOW_DAYS = 14
 
-_STRICT = ConfigDict(extra="forbid")
+CustomerId = entity_id("customer", "Support customer id, e.g. 'SCU-0004'.")
+OrderId = entity_id("order", "Retail order id, e.g. 'RTO-0012'.")
+Sku = entity_id("product", "Product SKU, e.g. 'SKU-1003'.")
+AgentId = entity_id("agent", "Support agent id, e.g. 'AGT-0003'.")
+TicketId = entity_id("ticket", "Support ticket id, e.g. 'TKT-0012'.")
+MessageId = entity_id("ticket_message", "Ticket message id, e.g. 'MSG-0040'.")
+RmaId = entity_id("product_return", "Return authorization id, e.g. 'RMA-0005'.")
+CannedReplyId = entity_id("canned_reply", "Canned reply (macro) id, e.g. 'MAC-0002'.")
 
 
-class SupportCustomer(BaseModel):
-    model_config = _STRICT
-    customer_id: str
+class SupportCustomer(Record):
+    customer_id: CustomerId
     name: str
     email: str
     phone: str
     tier: CustomerTier
 
 
-class OrderItem(BaseModel):
-    model_config = _STRICT
-    sku: str
+class OrderItem(Record):
+    sku: Sku
     name: str
     quantity: int
     unit_price: float = Field(description="What the customer paid per unit.")
     returned_quantity: int = Field(0, description="Units in a return that was not rejected.")
 
 
-class RetailOrder(BaseModel):
-    model_config = _STRICT
-    order_id: str
-    customer_id: str
+class RetailOrder(Record):
+    order_id: OrderId
+    customer_id: CustomerId
     items: list[OrderItem]
     total_paid: float
     refunded: float = 0.0
@@ -63,9 +68,8 @@ class RetailOrder(BaseModel):
     delivered_on: str | None = None
 
 
-class Agent(BaseModel):
-    model_config = _STRICT
-    agent_id: str
+class Agent(Record):
+    agent_id: AgentId
     name: str
     email: str
     team: AgentTeam
@@ -74,16 +78,15 @@ class Agent(BaseModel):
     max_open_tickets: int = Field(description="Capacity: most active tickets the agent may hold.")
 
 
-class Ticket(BaseModel):
-    model_config = _STRICT
-    ticket_id: str
-    customer_id: str
-    order_id: str | None = None
+class Ticket(Record):
+    ticket_id: TicketId
+    customer_id: CustomerId
+    order_id: OrderId | None = None
     subject: str
     category: TicketCategory
     priority: TicketPriority
     status: TicketStatus
-    assignee_id: str | None = None
+    assignee_id: AgentId | None = None
     created_at: str
     updated_at: str
     sla_due_at: str = Field(description="When a response or resolution is due.")
@@ -96,36 +99,33 @@ class Ticket(BaseModel):
     satisfaction_comment: str | None = None
 
 
-class TicketMessage(BaseModel):
-    model_config = _STRICT
-    message_id: str
-    ticket_id: str
+class TicketMessage(Record):
+    message_id: MessageId
+    ticket_id: TicketId
     author_kind: AuthorKind
     author_id: str = Field(description="Customer or agent id; 'system' for automatic notes.")
     body: str
     created_at: str
 
 
-class ReturnAuthorization(BaseModel):
-    model_config = _STRICT
-    rma_id: str
-    order_id: str
-    customer_id: str
-    sku: str
+class ReturnAuthorization(Record):
+    rma_id: RmaId
+    order_id: OrderId
+    customer_id: CustomerId
+    sku: Sku
     quantity: int
     reason: ReturnReason
     status: ReturnStatus
     requested_at: str
-    ticket_id: str | None = None
+    ticket_id: TicketId | None = None
     approved_at: str | None = None
     return_label: str | None = None
     refund_amount: float = 0.0
     refunded_at: str | None = None
 
 
-class CannedReply(BaseModel):
-    model_config = _STRICT
-    macro_id: str
+class CannedReply(Record):
+    macro_id: CannedReplyId
     title: str
     category: MacroCategory
     body: str = Field(description="Text with placeholders {customer_name}, {ticket_id}, {agent_name}.")

@@ -4,28 +4,34 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import Limit, Offset
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id
 from prove_servers.support.state import (
     ACTIVE,
     PRIORITIES,
     REOPEN_WINDOW_DAYS,
     RETURN_WINDOW_DAYS,
     Agent,
+    AgentId,
     AgentTeam,
     CannedReply,
+    CannedReplyId,
+    CustomerId,
     MacroCategory,
+    OrderId,
     OrderItem,
     RetailOrder,
     ReturnAuthorization,
     ReturnReason,
+    RmaId,
     SupportCustomer,
     SupportState,
     Ticket,
     TicketCategory,
+    TicketId,
     TicketMessage,
     TicketPriority,
     TicketSort,
@@ -34,16 +40,9 @@ from prove_servers.support.state import (
     sla_due,
 )
 
-CustomerId = Annotated[str, Field(description="Support customer id, e.g. 'SCU-0004'.")]
-TicketId = Annotated[str, Field(description="Support ticket id, e.g. 'TKT-0012'.")]
-AgentId = Annotated[str, Field(description="Support agent id, e.g. 'AGT-0003'.")]
-RmaId = Annotated[str, Field(description="Return authorization id, e.g. 'RMA-0005'.")]
 
-
-class SupportCustomerList(BaseModel):
+class SupportCustomerList(Page):
     customers: list[SupportCustomer]
-    total: int
-    next_offset: int | None
 
 
 class OrderForSupport(RetailOrder):
@@ -51,21 +50,17 @@ class OrderForSupport(RetailOrder):
     returnable_now: bool
 
 
-class OrderForSupportList(BaseModel):
-    customer_id: str
+class OrderForSupportList(Page):
+    customer_id: CustomerId
     orders: list[OrderForSupport]
-    total: int
-    next_offset: int | None
 
 
 class TicketSummary(Ticket):
     sla_breached: bool = Field(description="Still active and past its SLA due time.")
 
 
-class TicketList(BaseModel):
+class TicketList(Page):
     tickets: list[TicketSummary]
-    total: int
-    next_offset: int | None
 
 
 class TicketDetail(TicketSummary):
@@ -79,14 +74,12 @@ class AgentView(Agent):
     capacity_left: int
 
 
-class AgentList(BaseModel):
+class AgentList(Page):
     agents: list[AgentView]
-    total: int
 
 
-class CannedReplyList(BaseModel):
+class CannedReplyList(Page):
     replies: list[CannedReply]
-    total: int
 
 
 class ReturnStatusView(ReturnAuthorization):
@@ -168,7 +161,7 @@ def search_support_customers(
     state: SupportState,
     query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the name, email or phone.")] = "",
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> SupportCustomerList:
     """Find retail customers by name, email or phone to open or look up their support cases."""
     q = query.strip().lower()
@@ -183,7 +176,7 @@ def list_customer_orders_for_support(
     customer_id: CustomerId,
     returnable_only: Annotated[bool, Field(description="Only delivered orders still inside the 30-day return window.")] = False,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> OrderForSupportList:
     """List a customer's orders, newest first, with items, delivery dates, returned units and return window."""
     _customer(state, customer_id)
@@ -197,16 +190,16 @@ def list_customer_orders_for_support(
 def search_support_tickets(
     state: SupportState,
     query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the subject.")] = "",
-    customer_id: Annotated[str | None, Field(description="Only this customer's tickets, e.g. 'SCU-0004'.")] = None,
+    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's tickets, e.g. 'SCU-0004'.")] = None,
     status: Annotated[TicketStatus | None, Field(description="Only tickets in this status.")] = None,
     category: Annotated[TicketCategory | None, Field(description="Only tickets of this category.")] = None,
     priority: Annotated[TicketPriority | None, Field(description="Only tickets of this priority.")] = None,
-    assignee_id: Annotated[str | None, Field(description="Only tickets assigned to this agent, e.g. 'AGT-0003'.")] = None,
+    assignee_id: Annotated[AgentId | None, Field(description="Only tickets assigned to this agent, e.g. 'AGT-0003'.")] = None,
     unassigned_only: Annotated[bool, Field(description="Only tickets nobody is assigned to.")] = False,
     overdue_only: Annotated[bool, Field(description="Only active tickets past their SLA due time.")] = False,
     sort: Annotated[TicketSort, Field(description="sla_due (soonest first), newest, or priority (urgent first).")] = "newest",
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> TicketList:
     """Search support tickets by subject, customer, status, category, priority, assignee and SLA breach."""
     if customer_id is not None:
@@ -247,7 +240,7 @@ def create_support_ticket(
     category: Annotated[TicketCategory, Field(description="What the problem is about.")],
     message: Annotated[str, Field(min_length=1, max_length=2000, description="The customer's description of the problem.")],
     priority: Annotated[TicketPriority, Field(description="Urgency; sets the SLA (urgent 4h, high 8h, normal 24h, low 72h).")] = "normal",
-    order_id: Annotated[str | None, Field(description="The customer's order this is about, e.g. 'RTO-0012'.")] = None,
+    order_id: Annotated[OrderId | None, Field(description="The customer's order this is about, e.g. 'RTO-0012'.")] = None,
 ) -> TicketDetail:
     """Open a support ticket for a customer with their first message; the SLA clock starts now."""
     _customer(state, customer_id)
@@ -271,9 +264,9 @@ def create_support_ticket(
 def reply_to_support_ticket(
     state: SupportState,
     ticket_id: TicketId,
-    agent_id: Annotated[str, Field(description="The replying agent: the ticket's assignee, e.g. 'AGT-0003'.")],
+    agent_id: entity_id("agent", "The replying agent: the ticket's assignee, e.g. 'AGT-0003'."),
     body: Annotated[str | None, Field(min_length=1, max_length=2000, description="Reply text; omit when using a canned reply.")] = None,
-    canned_reply_id: Annotated[str | None, Field(description="Send this canned reply instead of body, e.g. 'MAC-0002'.")] = None,
+    canned_reply_id: Annotated[CannedReplyId | None, Field(description="Send this canned reply instead of body, e.g. 'MAC-0002'.")] = None,
     awaiting_customer: Annotated[bool, Field(description="Set the ticket to pending_customer (waiting for the customer's answer).")] = True,
 ) -> TicketDetail:
     """Reply to the customer on a ticket as its assigned agent, with free text or a canned reply (placeholders filled in)."""
@@ -318,7 +311,7 @@ def escalate_support_ticket(
     state: SupportState,
     ticket_id: TicketId,
     reason: Annotated[str, Field(min_length=3, max_length=300, description="Why the ticket needs escalation.")],
-    to_agent_id: Annotated[str | None, Field(description="Tier2 agent to hand it to; omit to pick one with skill and capacity.")] = None,
+    to_agent_id: Annotated[AgentId | None, Field(description="Tier2 agent to hand it to; omit to pick one with skill and capacity.")] = None,
 ) -> TicketDetail:
     """Escalate an active ticket: priority goes up one level, the SLA restarts and a tier2 agent takes it over."""
     t = _ticket(state, ticket_id)
@@ -405,33 +398,39 @@ def list_support_agents(
     skill: Annotated[TicketCategory | None, Field(description="Only agents who can handle this ticket category.")] = None,
     on_shift_only: Annotated[bool, Field(description="Only agents on shift now.")] = False,
     with_capacity_only: Annotated[bool, Field(description="Only agents below their ticket capacity.")] = False,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> AgentList:
-    """List support agents with team, skills, shift and current ticket load, to choose an assignee."""
+    """List support agents with team, skills, shift and current ticket load, to choose an assignee, a page at a time."""
     views = [AgentView(**a.model_dump(), open_tickets=(n := _load(state, a.agent_id)),
                        capacity_left=max(a.max_open_tickets - n, 0)) for a in state.agents.values()]
     found = [v for v in views if (team is None or v.team == team) and (skill is None or skill in v.skills)
              and (v.on_shift or not on_shift_only) and (v.capacity_left > 0 or not with_capacity_only)]
-    return AgentList(agents=found, total=len(found))
+    page, nxt = paginate(found, offset, limit)
+    return AgentList(agents=page, total=len(found), next_offset=nxt)
 
 
 @tool()
 def list_canned_replies(
     state: SupportState,
     category: Annotated[MacroCategory | None, Field(description="Only replies for this ticket category ('general' fits any).")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> CannedReplyList:
-    """List the knowledge-base canned replies (macros) agents can send with reply_to_support_ticket."""
+    """List the knowledge-base canned replies (macros) agents can send with reply_to_support_ticket, a page at a time."""
     found = [m for m in state.macros.values() if category is None or m.category in (category, "general")]
-    return CannedReplyList(replies=found, total=len(found))
+    page, nxt = paginate(found, offset, limit)
+    return CannedReplyList(replies=page, total=len(found), next_offset=nxt)
 
 
 @tool(write=True, sensitive=("order_id", "sku", "quantity", "ticket_id"))
 def request_product_return(
     state: SupportState,
-    order_id: Annotated[str, Field(description="Delivered order the item came from, e.g. 'RTO-0012'.")],
-    sku: Annotated[str, Field(description="SKU of the item to return, e.g. 'SKU-1003'.")],
+    order_id: entity_id("order", "Delivered order the item came from, e.g. 'RTO-0012'."),
+    sku: entity_id("product", "SKU of the item to return, e.g. 'SKU-1003'."),
     reason: Annotated[ReturnReason, Field(description="Why the customer returns it.")],
     quantity: Annotated[int, Field(ge=1, le=20, description="Units to return.")] = 1,
-    ticket_id: Annotated[str | None, Field(description="Support ticket this return belongs to.")] = None,
+    ticket_id: Annotated[TicketId | None, Field(description="Support ticket this return belongs to.")] = None,
 ) -> ReturnStatusView:
     """Request a return authorization (RMA) for units of an order item, within 30 days of delivery."""
     order = lookup(state.orders, order_id, "order_id", "order", hint="use list_customer_orders_for_support")

@@ -176,6 +176,17 @@ def test_assign_and_agents(hub: Hub) -> None:
     fails(hub, "assign_support_ticket", "at capacity: 2 of 2", ticket_id=new["ticket_id"], agent_id="AGT-0001")
 
 
+def test_agents_and_canned_replies_page(hub: Hub) -> None:
+    first = ok(hub, "list_support_agents", limit=3)
+    assert first["total"] == 4 and first["next_offset"] == 3
+    second = ok(hub, "list_support_agents", offset=first["next_offset"], limit=3)
+    assert second["total"] == 4 and second["next_offset"] is None
+    assert [a["agent_id"] for a in first["agents"] + second["agents"]] == ["AGT-0001", "AGT-0002", "AGT-0003", "AGT-0004"]
+    replies = ok(hub, "list_canned_replies", limit=2)
+    assert replies["total"] == 3 and replies["next_offset"] == 2
+    assert [m["macro_id"] for m in ok(hub, "list_canned_replies", offset=2)["replies"]] == ["MAC-0003"]
+
+
 def test_reply_and_canned_replies(hub: Hub) -> None:
     assert [m["macro_id"] for m in ok(hub, "list_canned_replies", category="shipping")["replies"]] == [
         "MAC-0002", "MAC-0003"]
