@@ -8,9 +8,10 @@ from functools import lru_cache
 from math import gcd
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import day, entity_id, entity_ids, moment
 from prove.env.world import days_before, email, iso, money, person, phone
 
 CabinClass = Literal["economy", "premium_economy", "business", "first"]
@@ -31,7 +32,14 @@ UPGRADE_MILES: dict[str, int] = {"economy": 0, "premium_economy": 15000, "busine
 CHECK_IN_OPENS_H = 24
 CHECK_IN_CLOSES_MIN = 45
 
-_STRICT = ConfigDict(extra="forbid")
+AirportCode = entity_id("airport", "IATA airport code, e.g. 'LHR'.", min_length=3, max_length=3)
+FlightId = entity_id("flight", "Flight id, e.g. 'FLT-0012' (from search_flights).")
+FlightNumber = entity_id("flight_number", "Flight number (airline code and number), e.g. 'KX214'.",
+                         min_length=3, max_length=8)
+PassengerId = entity_id("passenger", "Passenger id, e.g. 'PAX-0003'.")
+BookingId = entity_id("booking", "Booking id, e.g. 'BKG-0007'.")
+SeatId = entity_id("seat", "Seat id: row number and letter, e.g. '12A'.", min_length=2, max_length=4)
+SeatIds = entity_ids("seat", "Seat ids, in seat order.")
 
 
 def seat_key(seat: str) -> tuple[int, str]:
@@ -44,22 +52,20 @@ def _seat_ids(first_row: int, last_row: int, letters: str) -> tuple[str, ...]:
     return tuple(f"{r}{c}" for r in range(first_row, last_row + 1) for c in letters)
 
 
-class Airport(BaseModel):
-    model_config = _STRICT
-    code: str = Field(description="IATA code, e.g. 'LHR'.")
+class Airport(Record):
+    code: AirportCode
     name: str
     city: str
     country: str
 
 
-class Cabin(BaseModel):
-    model_config = _STRICT
+class Cabin(Record):
     cabin: CabinClass
     first_row: int
     last_row: int
     letters: str = Field(description="Seat letters in every row of this cabin, e.g. 'ABCDEF'.")
     price: float = Field(description="One-way fare in USD for this cabin.")
-    taken: list[str] = Field(default_factory=list, description="Occupied seat ids, in seat order.")
+    taken: SeatIds = Field(default_factory=list, description="Occupied seat ids, in seat order.")
 
     def seats(self) -> list[str]:
         return list(_seat_ids(self.first_row, self.last_row, self.letters))
@@ -72,15 +78,14 @@ class Cabin(BaseModel):
         return (self.last_row - self.first_row + 1) * len(self.letters)
 
 
-class Flight(BaseModel):
-    model_config = _STRICT
-    flight_id: str
-    flight_number: str = Field(description="Airline code and number, e.g. 'KX214'.")
+class Flight(Record):
+    flight_id: FlightId
+    flight_number: FlightNumber
     airline: str
-    origin: str
-    destination: str
-    departure: str = Field(description="Scheduled departure, ISO local time.")
-    arrival: str = Field(description="Scheduled arrival, ISO local time.")
+    origin: AirportCode
+    destination: AirportCode
+    departure: moment("Scheduled departure, local time.")
+    arrival: moment("Scheduled arrival, local time.")
     aircraft: str
     status: FlightStatus
     delay_minutes: int = 0
@@ -88,34 +93,32 @@ class Flight(BaseModel):
     cabins: dict[CabinClass, Cabin]
 
 
-class Passenger(BaseModel):
-    model_config = _STRICT
-    passenger_id: str
+class Passenger(Record):
+    passenger_id: PassengerId
     name: str
     email: str
     phone: str
     passport_number: str
-    passport_expiry: str = Field(description="YYYY-MM-DD.")
+    passport_expiry: day("Passport expiry date.")
     nationality: str
     loyalty_tier: LoyaltyTier
     miles: int
 
 
-class Booking(BaseModel):
-    model_config = _STRICT
-    booking_id: str
-    passenger_id: str
-    flight_id: str
+class Booking(Record):
+    booking_id: BookingId
+    passenger_id: PassengerId
+    flight_id: FlightId
     cabin: CabinClass = Field(description="Cabin flown, after any upgrade.")
     fare_cabin: CabinClass = Field(description="Cabin of the fare bought; sets refund and change rules.")
     upgrade_miles: int = Field(0, description="Miles spent upgrading; returned on cancellation.")
-    seat: str | None = Field(description="Seat id; None once cancelled.")
+    seat: SeatId | None = Field(description="Seat id; None once cancelled.")
     status: BookingStatus
     checked_bags: int = 0
     price_paid: float = Field(description="Everything charged so far in USD: fare, bags, fees.")
     refund_amount: float = 0.0
-    booked_at: str
-    checked_in_at: str | None = None
+    booked_at: moment("When the booking was made.")
+    checked_in_at: moment("When the booking was checked in.") | None = None
 
 
 class FlightState(ServerState):
@@ -162,8 +165,8 @@ _STEPS = (1, 5, 7, 11, 13, 17)
 _FARE_FACTOR = {"economy": 1.0, "premium_economy": 1.7, "business": 3.4, "first": 6.0}
 
 
-def _when(day: str, minutes: int) -> datetime:
-    return datetime.fromisoformat(day) + timedelta(minutes=minutes)
+def _when(on: str, minutes: int) -> datetime:
+    return datetime.fromisoformat(on) + timedelta(minutes=minutes)
 
 
 def initial_state(seed: int) -> FlightState:
@@ -202,10 +205,10 @@ def initial_state(seed: int) -> FlightState:
             dep_min = rng.randrange(6 * 60, 22 * 60, 5)
             aircraft = rng.choice(("Boeing 787-9", "Airbus A350-900") if long_haul
                                   else ("Embraer E195-E2", "Airbus A320neo", "Airbus A321neo"))
-            for day in days:
+            for when in days:
                 if rng.random() < 0.15:
                     continue
-                dep = _when(day, dep_min)
+                dep = _when(when, dep_min)
                 status: FlightStatus = "scheduled"
                 delay = 0
                 if dep < now_dt:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
-from prove.env.types import Limit, Offset
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.flights.state import (
     BAG_FEE,
     BAG_LIMIT,
@@ -21,24 +21,24 @@ from prove_servers.flights.state import (
     REFUND_RATE,
     UPGRADE_MILES,
     Airport,
+    AirportCode,
     Booking,
+    BookingId,
     BookingStatus,
     Cabin,
     CabinClass,
     Flight,
+    FlightId,
+    FlightNumber,
     FlightState,
     FlightStatus,
     LoyaltyTier,
     Passenger,
+    PassengerId,
+    SeatId,
+    SeatIds,
     seat_key,
 )
-
-FlightId = Annotated[str, Field(description="Flight id, e.g. 'FLT-0012' (from search_flights).")]
-BookingId = Annotated[str, Field(description="Booking id, e.g. 'BKG-0007'.")]
-PassengerId = Annotated[str, Field(description="Passenger id, e.g. 'PAX-0003'.")]
-AirportCode = Annotated[str, Field(min_length=3, max_length=3, description="IATA airport code, e.g. 'LHR'.")]
-Day = Annotated[str | None, Field(description="Departure date, YYYY-MM-DD.")]
-SeatId = Annotated[str, Field(min_length=2, max_length=4, description="Seat id: row number and letter, e.g. '12A'.")]
 
 _SEAT = re.compile(r"^(\d{1,2})([A-K])$")
 _PASSPORT = re.compile(r"^[A-Z0-9]{6,9}$")
@@ -46,17 +46,16 @@ _REBOOK = "change_booking_flight rebooks it, cancel_flight_booking refunds it in
 _BOARDING_GROUP = {"first": 1, "business": 1, "premium_economy": 2, "economy": 3}
 
 
-class AirportList(BaseModel):
+class AirportList(Page):
     airports: list[Airport]
-    total: int
 
 
 class _FlightBase(BaseModel):
-    flight_id: str
-    flight_number: str
+    flight_id: FlightId
+    flight_number: FlightNumber
     airline: str
-    origin: str
-    destination: str
+    origin: AirportCode
+    destination: AirportCode
     departure: str
     arrival: str
     status: FlightStatus
@@ -68,10 +67,8 @@ class FlightSummary(_FlightBase):
     seats_left: dict[str, int] = Field(description="Free seats per cabin offered.")
 
 
-class FlightSearchResult(BaseModel):
+class FlightSearchResult(Page):
     flights: list[FlightSummary]
-    total: int
-    next_offset: int | None
 
 
 class CabinSummary(BaseModel):
@@ -98,21 +95,19 @@ class FlightStatusInfo(_FlightBase):
 
 
 class SeatMap(BaseModel):
-    flight_id: str
+    flight_id: FlightId
     cabin: CabinClass
     rows: str
     letters: str
     price: float
     seats_total: int
     seats_left: int
-    free_seats: list[str]
-    taken_seats: list[str]
+    free_seats: SeatIds
+    taken_seats: SeatIds
 
 
-class PassengerList(BaseModel):
+class PassengerList(Page):
     passengers: list[Passenger]
-    total: int
-    next_offset: int | None
 
 
 class PassengerProfile(Passenger):
@@ -122,28 +117,26 @@ class PassengerProfile(Passenger):
 
 class BookingView(Booking):
     passenger_name: str
-    flight_number: str
-    origin: str
-    destination: str
+    flight_number: FlightNumber
+    origin: AirportCode
+    destination: AirportCode
     departure: str
 
 
-class BookingList(BaseModel):
+class BookingList(Page):
     bookings: list[BookingView]
-    total: int
-    next_offset: int | None
 
 
 class FlightChangeReceipt(BaseModel):
     booking: BookingView
-    previous_flight_id: str
+    previous_flight_id: FlightId
     fare_difference: float = Field(description="New fare minus old fare; only a positive one is charged.")
     change_fee: float
     amount_charged: float
 
 
 class BagReceipt(BaseModel):
-    booking_id: str
+    booking_id: BookingId
     checked_bags: int
     bag_limit: int
     fee_charged: float
@@ -151,15 +144,15 @@ class BagReceipt(BaseModel):
 
 
 class BoardingPass(BaseModel):
-    booking_id: str
+    booking_id: BookingId
     passenger_name: str
-    flight_number: str
-    origin: str
-    destination: str
+    flight_number: FlightNumber
+    origin: AirportCode
+    destination: AirportCode
     departure: str = Field(description="Estimated departure, including any delay.")
     gate: str
     cabin: CabinClass
-    seat: str
+    seat: SeatId
     boarding_group: int
 
 
@@ -187,15 +180,6 @@ def _passenger(state: FlightState, passenger_id: str) -> Passenger:
 
 def _airport(state: FlightState, code: str, param: str) -> Airport:
     return lookup(state.airports, code.strip().upper(), param, "airport")
-
-
-def _day(value: str, param: str) -> str:
-    try:
-        ok = len(value) == 10 and datetime.fromisoformat(value) is not None
-    except ValueError:
-        ok = False
-    require(ok, f"{param} must be a date like 2026-03-18, got '{value}'")
-    return value
 
 
 def _est_departure(flight: Flight) -> datetime:
@@ -321,35 +305,38 @@ def list_airports(
     state: FlightState,
     query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the code, airport name or city.")] = "",
     country: Annotated[str | None, Field(description="Only airports in this country, e.g. 'France'.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> AirportList:
-    """List the airports served, with IATA codes, optionally filtered by name, city or country."""
+    """List the airports served, with IATA codes, optionally filtered by name, city or country, a page at a time."""
     q = query.strip().lower()
     found = [
         a for a in state.airports.values()
         if (q in a.code.lower() or q in a.name.lower() or q in a.city.lower())
         and (country is None or a.country.lower() == country.strip().lower())
     ]
-    return AirportList(airports=found, total=len(found))
+    page, nxt = paginate(found, offset, limit)
+    return AirportList(airports=page, total=len(found), next_offset=nxt)
 
 
 @tool(sensitive=("origin", "destination", "max_price"))
 def search_flights(
     state: FlightState,
-    origin: AirportCode,
-    destination: AirportCode,
-    date: Day = None,
+    origin: entity_id("airport", "Departure airport, IATA code, e.g. 'LHR'.", min_length=3, max_length=3),
+    destination: entity_id("airport", "Arrival airport, IATA code, e.g. 'CDG'.", min_length=3, max_length=3),
+    date: Annotated[day("Departure date.") | None, Field(description="Departure date.")] = None,
     cabin: Annotated[CabinClass | None, Field(description="Only flights with free seats in this cabin; max_price applies to it.")] = None,
     max_price: Annotated[float | None, Field(gt=0, le=100_000, description="Highest fare in USD (of `cabin`, else of the cheapest cabin with seats).")] = None,
     include_unavailable: Annotated[bool, Field(description="Also list departed, cancelled and sold-out flights.")] = False,
     offset: Offset = 0,
-    limit: Limit = 10,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> FlightSearchResult:
     """Search flights between two airports, optionally on one date, in one cabin and under a price, earliest first."""
     src = _airport(state, origin, "origin")
     dst = _airport(state, destination, "destination")
     require(src.code != dst.code, "origin and destination must differ")
     if date is not None:
-        _day(date, "date")
+        parse_day(date, "date")
     found = []
     for f in state.flights.values():
         if f.origin != src.code or f.destination != dst.code or (date and f.departure[:10] != date):
@@ -388,8 +375,9 @@ def get_flight(state: FlightState, flight_id: FlightId) -> FlightDetails:
 @tool(sensitive=("flight_number",))
 def get_flight_status(
     state: FlightState,
-    flight_number: Annotated[str, Field(min_length=3, max_length=8, description="Flight number, e.g. 'KX214'.")],
-    date: Annotated[str | None, Field(description="Departure date, YYYY-MM-DD; default: the next flight not yet departed.")] = None,
+    flight_number: FlightNumber,
+    date: Annotated[day("Departure date.") | None,
+                    Field(description="Departure date; default: the next flight not yet departed.")] = None,
 ) -> FlightStatusInfo:
     """Get the live status of a flight by its number: scheduled, delayed, cancelled or departed, with times and gate."""
     number = flight_number.replace(" ", "").upper()
@@ -398,7 +386,7 @@ def get_flight_status(
     require(bool(runs), f"flight number '{flight_number}' not found (parameter 'flight_number'); "
             f"known: {known(numbers, 12)}")
     if date is not None:
-        _day(date, "date")
+        parse_day(date, "date")
         match = [f for f in runs if f.departure[:10] == date]
         require(bool(match), f"{number} does not operate on {date}; it departs on "
                 + ", ".join(f.departure[:10] for f in runs))
@@ -433,7 +421,7 @@ def search_passengers(
     query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the name or email.")] = "",
     loyalty_tier: Annotated[LoyaltyTier | None, Field(description="Only members of this loyalty tier.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> PassengerList:
     """Find airline passengers (travellers with a profile) by name or email, optionally by loyalty tier."""
     q = query.strip().lower()
@@ -463,7 +451,7 @@ def list_passenger_bookings(
     status: Annotated[BookingStatus | None, Field(description="Only bookings in this status.")] = None,
     upcoming_only: Annotated[bool, Field(description="Only bookings on flights that have not departed.")] = False,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> BookingList:
     """List a passenger's flight bookings, ordered by departure."""
     _passenger(state, passenger_id)
@@ -492,7 +480,7 @@ def book_flight(
     passenger_id: PassengerId,
     flight_id: FlightId,
     cabin: Annotated[CabinClass, Field(description="Cabin class to book.")] = "economy",
-    seat: Annotated[str | None, Field(min_length=2, max_length=4, description="Seat id such as '12A'; default: the first free seat.")] = None,
+    seat: Annotated[SeatId | None, Field(description="Seat id such as '12A'; default: the first free seat.")] = None,
     checked_bags: Annotated[int, Field(ge=0, le=4, description="Checked bags to add now (fee per bag depends on cabin).")] = 0,
 ) -> BookingView:
     """Book a seat on a flight for a passenger; charges the cabin fare plus checked-bag fees."""
@@ -538,7 +526,7 @@ def cancel_flight_booking(state: FlightState, booking_id: BookingId) -> BookingV
 def change_booking_flight(
     state: FlightState,
     booking_id: BookingId,
-    new_flight_id: Annotated[str, Field(description="Flight to move to, same origin and destination, e.g. 'FLT-0031'.")],
+    new_flight_id: entity_id("flight", "Flight to move to, same origin and destination, e.g. 'FLT-0031'."),
 ) -> FlightChangeReceipt:
     """Move a confirmed booking to another flight on the same route in the same cabin; charges any fare increase and the change fee (both waived if the airline cancelled the old flight)."""
     b = _booking(state, booking_id)
@@ -679,14 +667,14 @@ def update_passenger_passport(
     state: FlightState,
     passenger_id: PassengerId,
     passport_number: Annotated[str, Field(min_length=6, max_length=12, description="New passport number, 6-9 letters or digits.")],
-    passport_expiry: Annotated[str, Field(description="Expiry date of the passport, YYYY-MM-DD, after today.")],
+    passport_expiry: day("Expiry date of the passport, after today."),
 ) -> Passenger:
     """Record a passenger's new or renewed passport; locked while they are checked in for an upcoming flight."""
     p = _passenger(state, passenger_id)
     number = passport_number.strip().upper()
     require(_PASSPORT.match(number) is not None,
             f"passport_number must be 6-9 letters or digits, got '{passport_number}'")
-    _day(passport_expiry, "passport_expiry")
+    parse_day(passport_expiry, "passport_expiry")
     require(passport_expiry > state.now[:10],
             f"passport_expiry {passport_expiry} is not after today ({state.now[:10]})")
     require(not (number == p.passport_number and passport_expiry == p.passport_expiry),

@@ -126,6 +126,15 @@ def test_airports(hub: Hub) -> None:
     assert ok(hub, "list_airports", query="lhr")["airports"][0]["city"] == "London"
 
 
+def test_list_airports_pages(hub: Hub) -> None:
+    first = ok(hub, "list_airports", limit=2)
+    assert (first["total"], first["next_offset"], len(first["airports"])) == (3, 2, 2)
+    second = ok(hub, "list_airports", offset=first["next_offset"], limit=2)
+    assert (second["total"], second["next_offset"]) == (3, None)
+    every = ids(ok(hub, "list_airports")["airports"], "code")
+    assert ids(first["airports"], "code") + ids(second["airports"], "code") == every
+
+
 def test_search_flights(hub: Hub) -> None:
     res = ok(hub, "search_flights", origin="lhr", destination="CDG")
     assert ids(res["flights"]) == ["FLT-0006", "FLT-0002", "FLT-0003"]
