@@ -41,7 +41,7 @@ def working_calls(hub: Hub) -> list[tuple[dict, dict]]:
     pairs = []
     for name, spec in reg.servers.items():
         hub.open(f"probe-{name}", 0)
-        pool = ValuePool(hub.state(f"probe-{name}", name))
+        pool = ValuePool.of(hub, f"probe-{name}", name)
         found: dict[bool, dict] = {}
         for call in random_calls(list(spec.tools), pool, random.Random(0), 400):
             is_write = reg.tool(call["name"]).write

@@ -15,7 +15,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from prove.env import load_registry
 from prove.env.tool import ToolSpec
 from prove.env.types import (
-    DEFAULT_LIMIT, ENTITY, declared_entity, declared_format, model_facing, parse_day, parse_moment,
+    DEFAULT_LIMIT,
+    ENTITY,
+    declared_entity,
+    declared_format,
+    model_facing,
+    parse_day,
+    parse_moment,
 )
 
 REG = load_registry()
@@ -152,3 +158,20 @@ def test_one_datetime_parser_one_message(bad: str) -> None:
     with pytest.raises(ToolError, match=r"^at must be a date and time YYYY-MM-DDTHH:MM"):
         parse_moment(bad, "at")
     assert parse_moment("2026-04-02T09:30", "at").hour == 9
+
+
+def test_the_value_pool_finds_ids_by_declared_kind_not_by_parameter_name() -> None:
+    import random
+
+    from prove.env.hub import Hub
+    from prove.env.sampling import ValuePool, random_arguments
+
+    hub = Hub(REG.subset(["banking"]))
+    hub.open("pool", 3)
+    pool = ValuePool.of(hub, "pool", "banking")
+    state = hub.state("pool", "banking")
+    assert pool.candidates("anything", "account") == sorted(state["accounts"])
+    assert pool.candidates("account_id") == []  # a name alone says nothing
+    rng = random.Random(0)
+    drawn = {random_arguments(REG.tool("transfer_funds"), pool, rng)["to_account_id"] for _ in range(40)}
+    assert drawn & set(state["accounts"]) and len(drawn & set(state["accounts"])) > 3

@@ -225,7 +225,7 @@ def test_same_seed_same_initial_hash_in_two_processes(server: str, initial_hashe
 def test_reads_never_change_state_and_failed_writes_leave_it_unchanged(server: str) -> None:
     hub = Hub()
     hub.open("e", seed=4)
-    pool = ValuePool(hub.state("e", server))
+    pool = ValuePool.of(hub, "e", server)
     rng = random.Random(4)
     tools = list(REG.server(server).tools)
     n_fail = 0

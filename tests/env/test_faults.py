@@ -25,7 +25,7 @@ def test_killed_worker_is_restarted_and_every_episode_survives() -> None:
     for i in range(n_episodes):
         server, seed = rng.choice(SERVERS), rng.randrange(2)
         reference.open(f"p{i}", seed)
-        pool = ValuePool(reference.state(f"p{i}", server))
+        pool = ValuePool.of(reference, f"p{i}", server)
         plans.append((f"fault-{i}", seed, server,
                       random_calls(list(REG.server(server).tools), pool, random.Random(i), per_episode)))
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from prove.env import Hub, load_registry
 from prove.env.sampling import ValuePool
+from prove.env.types import ENTITY, declared_entity
 
 REG = load_registry()
 HUB = Hub()
@@ -33,7 +34,7 @@ JSON = st.recursive(
 def _pool(server: str) -> ValuePool:
     if server not in POOLS:
         HUB.open(f"pool-{server}", SEED)
-        POOLS[server] = ValuePool(HUB.state(f"pool-{server}", server))
+        POOLS[server] = ValuePool.of(HUB, f"pool-{server}", server)
     return POOLS[server]
 
 
@@ -63,10 +64,13 @@ def strategy(schema: dict[str, Any], defs: dict[str, Any], name: str, pool: Valu
                          exclude_min="exclusiveMinimum" in schema, exclude_max="exclusiveMaximum" in schema)
     if kind == "string":
         text = st.text(min_size=schema.get("minLength", 0), max_size=min(schema.get("maxLength", 30), 30))
-        known = [v for v in pool.candidates(name) if isinstance(v, str)]
+        known = [v for v in pool.candidates(name, declared_entity(schema)) if isinstance(v, str)]
         return st.sampled_from(known) | text if known else text
     if kind == "array":
-        item = strategy(schema.get("items", {}), defs, name.rstrip("s"), pool)
+        item = schema.get("items", {})
+        if declared_entity(schema) and ENTITY not in item:
+            item = {**item, ENTITY: declared_entity(schema)}
+        item = strategy(item, defs, name, pool)
         return st.lists(item, min_size=schema.get("minItems", 0), max_size=min(schema.get("maxItems", 4), 4))
     if kind == "object":
         props = schema.get("properties", {})

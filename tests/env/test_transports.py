@@ -28,7 +28,7 @@ _POOLS: dict[tuple[str, int], ValuePool] = {}
 def _sequence(server: str, seed: int, n: int, rng_seed: int) -> list[dict]:
     if (server, seed) not in _POOLS:
         _REPLAY_HUB.open(f"probe-{server}-{seed}", seed)
-        _POOLS[server, seed] = ValuePool(_REPLAY_HUB.state(f"probe-{server}-{seed}", server))
+        _POOLS[server, seed] = ValuePool.of(_REPLAY_HUB, f"probe-{server}-{seed}", server)
     return random_calls(list(REG.server(server).tools), _POOLS[server, seed], random.Random(rng_seed), n)
 
 

@@ -1,17 +1,23 @@
 """Plausible random tool arguments drawn from a server's live state and a tool's JSON schema.
 
-Used by the concurrency tests, the fuzzer and the benchmarks: a parameter called `account_id`
-(or `to_account_id`) is drawn from every `account_id` value that exists in the state, enums from
-the schema, numbers within their bounds. Deterministic for a given `random.Random`.
+    pool = ValuePool.of(hub, episode_id, "banking"); calls = random_calls(tools, pool, rng, 50)
+
+Used by the concurrency tests, the fuzzer and the benchmarks. An id parameter is drawn from the
+ids of its declared entity kind (`x-entity`, prove.env.types) that exist in the state, found
+through the same declarations on the state model's fields; other strings from state values under
+the same field name, enums from the schema, numbers within their bounds. Deterministic for a given
+`random.Random`.
 """
 
 from __future__ import annotations
 
 import random
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import Any
 
 from prove.env.tool import ToolSpec
+from prove.env.types import ENTITY, declared_entity
 
 __all__ = ["ValuePool", "random_arguments", "random_calls"]
 
@@ -19,35 +25,63 @@ _WORDS = ("alpha", "weekly sync", "urgent", "Berlin", "groceries", "hello there"
 
 
 class ValuePool:
-    """Every scalar value in a state, indexed by the field name it appears under."""
+    """Every scalar value in a state: ids by their declared entity kind, other values by field name.
 
-    def __init__(self, state_json: Any) -> None:
+    `state_schema` is the state model's JSON schema (``type(state).model_json_schema()``); its
+    ``x-entity`` declarations say which fields hold ids of which kind.
+    """
+
+    def __init__(self, state_json: Any, state_schema: Mapping[str, Any]) -> None:
+        self.by_kind: dict[str, list[Any]] = defaultdict(list)
         self.by_field: dict[str, list[Any]] = defaultdict(list)
-        self._walk(state_json, None)
+        self._defs = state_schema.get("$defs", {})
+        self._walk(state_json, state_schema, None, 0)
+        self.by_kind = {k: sorted(set(v), key=repr) for k, v in self.by_kind.items()}
         self.by_field = {k: sorted(set(v), key=repr) for k, v in self.by_field.items()}
 
-    def _walk(self, node: Any, key: str | None) -> None:
-        if isinstance(node, dict):
-            for k, v in node.items():
-                self._walk(v, k)
-                if isinstance(v, dict) and v and all(isinstance(x, dict) for x in v.values()):
-                    self.by_field.setdefault(k + "_keys", []).extend(v.keys())
-        elif isinstance(node, list):
-            for item in node:
-                self._walk(item, key)
-        elif key is not None and isinstance(node, (str, int, float)) and not isinstance(node, bool):
-            self.by_field[key].append(node)
+    @classmethod
+    def of(cls, hub: Any, episode_id: str, server: str) -> ValuePool:
+        """The pool of one server's state in an open episode of `hub`."""
+        model = hub.registry.server(server).state_model
+        return cls(hub.state(episode_id, server), model.model_json_schema())
 
-    def candidates(self, param: str) -> list[Any]:
-        """Values for `param`: its own field, else the longest matching suffix (to_account_id -> account_id)."""
-        if param in self.by_field:
-            return self.by_field[param]
-        parts = param.split("_")
-        for i in range(1, len(parts)):
-            suffix = "_".join(parts[i:])
-            if suffix in self.by_field and suffix not in ("id", "name"):
-                return self.by_field[suffix]
-        return []
+    def _resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
+        for _ in range(16):
+            if "$ref" not in schema:
+                break
+            schema = self._defs.get(str(schema["$ref"]).rsplit("/", 1)[-1], {})
+        return schema
+
+    def _walk(self, node: Any, schema: Mapping[str, Any], key: str | None, depth: int) -> None:
+        schema = self._resolve(schema)
+        kind = declared_entity(schema, self._defs)
+        if isinstance(node, dict):
+            props = schema.get("properties", {})
+            extra = schema.get("additionalProperties")
+            for k, v in node.items():
+                sub = props.get(k) or (extra if isinstance(extra, Mapping) else {})
+                self._walk(v, _non_null(self._resolve(sub)), k, depth + 1)
+        elif isinstance(node, list):
+            item = schema.get("items", {})
+            for v in node:
+                self._walk(v, _non_null(self._resolve(item if isinstance(item, Mapping) else {})), key,
+                           depth + 1)
+        elif isinstance(node, (str, int, float)) and not isinstance(node, bool):
+            if kind is not None:
+                self.by_kind[kind].append(node)
+            elif key is not None:
+                self.by_field[key].append(node)
+
+    def candidates(self, param: str, kind: str | None = None) -> list[Any]:
+        """Values for a parameter: existing ids of its entity `kind`, else values of its field name."""
+        if kind is not None:
+            return self.by_kind.get(kind, [])
+        return self.by_field.get(param, [])
+
+
+def _non_null(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    options = [s for s in schema.get("anyOf", []) if s.get("type") != "null"]
+    return {**schema, **options[0]} if len(options) == 1 else schema
 
 
 def _unwrap(schema: dict[str, Any]) -> dict[str, Any]:
@@ -60,7 +94,8 @@ def _value(schema: dict[str, Any], param: str, pool: ValuePool, rng: random.Rand
     if "enum" in s:
         return rng.choice(s["enum"])
     kind = s.get("type")
-    found = [v for v in pool.candidates(param) if kind != "string" or isinstance(v, str)]
+    found = [v for v in pool.candidates(param, declared_entity(schema))
+             if kind != "string" or isinstance(v, str)]
     if kind == "string":
         if found and rng.random() < 0.9:
             return rng.choice(found)
@@ -83,7 +118,9 @@ def _value(schema: dict[str, Any], param: str, pool: ValuePool, rng: random.Rand
         return rng.random() < 0.5
     if kind == "array":
         item = s.get("items", {"type": "string"})
-        return [_value(item, param.rstrip("s"), pool, rng) for _ in range(rng.randrange(1, 3))]
+        if declared_entity(s) and ENTITY not in item:
+            item = {**item, ENTITY: declared_entity(s)}
+        return [_value(item, param, pool, rng) for _ in range(rng.randrange(1, 3))]
     return rng.choice(_WORDS)
 
 
