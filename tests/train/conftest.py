@@ -30,14 +30,14 @@ def demo_rows(demo_examples: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="session")
 def rl_parquet(demo_rows: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from prove.train.rows import write_rows
+    from prove.rows import write_rows
 
     return write_rows(demo_rows, tmp_path_factory.mktemp("rows") / "rl_train.parquet")
 
 
 @pytest.fixture(scope="session")
 def sft_parquet(demo_examples: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from prove.train.rows import sft_row, write_rows
+    from prove.rows import sft_row, write_rows
 
     return write_rows([sft_row(e) for e in demo_examples],
                       tmp_path_factory.mktemp("rows") / "sft_train.parquet")

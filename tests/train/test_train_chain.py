@@ -41,7 +41,7 @@ def _weights(folder: str | Path) -> dict[str, Any]:
 
 def _first_turn(example: dict[str, Any]) -> dict[str, Any]:
     """The example cut after its first turn (a short conversation: the test's SFT stays cheap)."""
-    from prove.train.rows import user_turn_positions
+    from prove.rows import user_turn_positions
 
     users = user_turn_positions(example["messages"])
     return {**example, "messages": example["messages"][:users[1]], "turns": example["turns"][:1]}
@@ -51,11 +51,11 @@ def _first_turn(example: dict[str, Any]) -> dict[str, Any]:
 def chain(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     need_verl()
     from prove.env.launch import free_port
+    from prove.rows import sft_row, turn_rows, write_rows
     from prove.train.config import DataPaths, load_train_config
     from prove.train.data import narrow_tools
     from prove.train.demo import demo_examples
     from prove.train.launch import RunPaths, launch
-    from prove.train.rows import sft_row, turn_rows, write_rows
 
     root = tmp_path_factory.mktemp("chain")
     # SFT on one customer's conversation, GRPO on another customer's: the SFT'd model has learnt the

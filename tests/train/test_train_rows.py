@@ -11,7 +11,7 @@ import pytest
 from train_helpers import need_verl, need_verl_sft
 
 from prove.env.hub import Hub
-from prove.train.rows import (
+from prove.rows import (
     AGENT_NAME,
     DATA_SOURCE,
     RL_SCHEMA,

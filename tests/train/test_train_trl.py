@@ -147,7 +147,7 @@ def _block(call: dict[str, Any]) -> str:
 
 
 def _dataset_row(row: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
-    from prove.train.rows import write_rows
+    from prove.rows import write_rows
     from prove.train.trl_engine import trl_dataset
 
     return trl_dataset(write_rows([row], tmp_path / "one.parquet"))[0]

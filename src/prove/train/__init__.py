@@ -1,8 +1,9 @@
 """GRPO with VERL against live PROVE servers: rows, tool/agent-loop integration, configs, launcher.
 
 Use: ``prove train configs/train/qwen3-4b.yaml [--variant lr_high] [--dry-run]`` (``prove.train.cli``).
-Light modules (no VERL import): ``rows`` (the training-row contract synthesis writes), ``schema``,
-``config``, ``launch``, ``tool_config``, ``chat_template``, ``demo``, ``report``, ``session``.
+The rows it trains on follow ``prove.rows`` (the contract synthesis writes and training reads).
+Light modules (no VERL import): ``schema``, ``config``, ``launch``, ``tool_config``,
+``chat_template``, ``demo``, ``report``, ``session``.
 VERL-side (the ``train`` extra): ``tool.ProveTool``, ``agent_loop.ProveAgentLoop``
 (``prove_tool_agent``), ``dataset.ProveRLDataset``, ``sft_dataset.ProveSFTDataset``, ``compose``
 (configs against VERL's Hydra), ``rollout`` (VERL's agent loop on CPU with a scripted policy),
@@ -15,20 +16,6 @@ server; ``preflight`` checks attention and chat template before any GPU work.
 """
 
 from prove.train.config import TrainConfig, Variant, load_train_config, paper_configs
-from prove.train.rows import (
-    AGENT_NAME,
-    DATA_SOURCE,
-    ROW_COLUMNS,
-    decode_messages,
-    sft_row,
-    turn_row,
-    turn_rows,
-    write_rows,
-)
 from prove.train.schema import normalise_tool_schema
 
-__all__ = [
-    "AGENT_NAME", "DATA_SOURCE", "ROW_COLUMNS", "TrainConfig", "Variant", "decode_messages",
-    "load_train_config", "normalise_tool_schema", "paper_configs", "sft_row", "turn_row",
-    "turn_rows", "write_rows",
-]
+__all__ = ["TrainConfig", "Variant", "load_train_config", "normalise_tool_schema", "paper_configs"]

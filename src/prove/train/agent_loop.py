@@ -34,7 +34,7 @@ from verl.experimental.agent_loop.tool_agent_loop import AgentData, AgentState, 
 from verl.experimental.agent_loop.tool_parser import FunctionCall
 from verl.tools.schemas import ToolResponse
 
-from prove.train.rows import AGENT_NAME
+from prove.rows import AGENT_NAME
 from prove.train.schema import row_schemas
 from prove.train.session import TOOL_LOG_KEY, close_episode, failed_entry
 

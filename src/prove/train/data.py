@@ -6,7 +6,7 @@
 (``examples.jsonl`` and the chain-disjoint ``train``/``val`` split of ``prove synth``), optionally
 narrows each example's offered tools to ``data.max_tools`` (the tools its ground truth calls
 first, then the other offered tools in their offered order: a laptop-sized prompt keeps the
-decision between a few plausible tools), builds the rows with ``prove.train.rows`` (RL: one per
+decision between a few plausible tools), builds the rows with ``prove.rows`` (RL: one per
 user turn; SFT: one per conversation), measures each prompt with the model's tokenizer and the
 row's own offered tools, and drops — never cuts — what exceeds the budget. Examples are taken in a
 fixed pseudo-random order (:func:`sample_order`), so ``max_train_rows`` keeps every kind. The
@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from prove.rows import sft_row, turn_rows, write_rows
 from prove.train.config import DataPaths, TrainConfig
-from prove.train.rows import sft_row, turn_rows, write_rows
 
 __all__ = ["narrow_tools", "read_split", "sample_order", "prepare", "ensure_prepared"]
 
@@ -73,7 +73,7 @@ def read_split(synth_dir: Path) -> dict[str, list[dict[str, Any]]]:
 
 def _tokens(tokenizer: Any, messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]],
             generation_prompt: bool) -> int:
-    from prove.train.rows import decode_messages
+    from prove.rows import decode_messages
     from prove.train.schema import row_schemas
 
     ids = tokenizer.apply_chat_template(decode_messages(list(messages)), tools=row_schemas(tools) or None,

@@ -3,7 +3,7 @@
     data.custom_cls.path=pkg://prove.train.dataset data.custom_cls.name=ProveRLDataset
 
 A thin subclass of VERL's own ``RLHFDataset``. Rows store messages with a fixed parquet shape
-(``prove.train.rows``): this class hands the chat template plain messages again (null keys
+(``prove.rows``): this class hands the chat template plain messages again (null keys
 dropped, tool-call arguments as objects). It measures every prompt with the row's own offered
 tools, normalised as the rollout offers them (VERL's filter would count all 343 tool schemas), and
 never lets an over-long prompt through silently: with ``data.filter_overlong_prompts`` such rows
@@ -21,7 +21,7 @@ import datasets
 from verl.utils.dataset.rl_dataset import RLHFDataset
 from verl.utils.tokenizer import normalize_token_ids
 
-from prove.train.rows import decode_messages
+from prove.rows import decode_messages
 from prove.train.schema import row_schemas
 
 __all__ = ["ProveRLDataset", "prompt_length"]

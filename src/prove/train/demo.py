@@ -2,7 +2,7 @@
 
     from prove.train.demo import demo_examples, demo_rows
     examples = demo_examples(n=3)           # banking conversations, executed through prove.env.Hub
-    rows = demo_rows(examples)              # VERL training rows (prove.train.rows)
+    rows = demo_rows(examples)              # VERL training rows (prove.rows)
 
 Each multi-turn example is a two-turn banking conversation whose calls were executed on a fresh
 episode of its seed, so the ids, balances and tool messages are real; an abstention example asks
@@ -16,7 +16,7 @@ from typing import Any
 
 from prove.env.hub import Hub
 from prove.env.registry import Registry, load_registry
-from prove.train.rows import turn_rows
+from prove.rows import turn_rows
 
 __all__ = ["banking_example", "abstention_example", "demo_examples", "demo_rows", "SYSTEM"]
 

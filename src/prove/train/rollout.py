@@ -33,7 +33,7 @@ from verl import DataProto
 from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, AgentLoopWorker
 from verl.workers.rollout.replica import TokenOutput
 
-from prove.train.rows import decode_messages
+from prove.rows import decode_messages
 
 __all__ = [
     "ScriptedLLM", "LocalActor", "oracle_script", "policy_dir", "with_policy", "make_worker",
@@ -200,7 +200,7 @@ def make_agent_loop(verl_cfg: Any, tokenizer: Any, tools: Sequence[Any], llm: An
     from omegaconf import OmegaConf
     from verl.experimental.agent_loop.agent_loop import DictConfigWrap, ToolListWrap
 
-    from prove.train.rows import AGENT_NAME
+    from prove.rows import AGENT_NAME
 
     path = verl_cfg.actor_rollout_ref.rollout.agent.agent_loop_config_path
     entries = {e.name: e for e in OmegaConf.load(path)}

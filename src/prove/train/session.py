@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prove.env.client import EnvClient, EnvClientError
-from prove.train.rows import EpisodeSpec
+from prove.rows import EpisodeSpec
 
 __all__ = [
     "TOOL_LOG_KEY", "MAX_ERROR_CHARS", "client_for", "close_clients", "call_in_episode",

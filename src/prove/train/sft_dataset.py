@@ -2,7 +2,7 @@
 
     data.custom_cls.path=pkg://prove.train.sft_dataset data.custom_cls.name=ProveSFTDataset
 
-A thin subclass of VERL's ``MultiTurnSFTDataset`` over ``prove.train.rows.sft_row`` rows: messages
+A thin subclass of VERL's ``MultiTurnSFTDataset`` over ``prove.rows.sft_row`` rows: messages
 go back to plain chat messages (null keys dropped, tool-call arguments as objects) and ``tools``
 (a JSON string per row) to the normalised schemas the RL rollout offers, so SFT and GRPO render
 the same prompts. Kept apart from ``prove.train.dataset``: VERL 0.9.1's SFT module imports Qwen2-VL
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from verl.utils.dataset.multiturn_sft_dataset import MultiTurnSFTDataset
 
-from prove.train.rows import decode_messages
+from prove.rows import decode_messages
 from prove.train.schema import row_schemas
 
 __all__ = ["ProveSFTDataset"]

@@ -36,6 +36,7 @@ async def live_check(results_dir: str | Path = "results", model: str = "qwen3-4b
     from verl.tools.tool_registry import load_all_tools
 
     from prove.env.launch import EnvServer
+    from prove.rows import write_rows
     from prove.train.chat_template import load_tokenizer
     from prove.train.compose import check_grpo
     from prove.train.config import load_train_config
@@ -43,7 +44,6 @@ async def live_check(results_dir: str | Path = "results", model: str = "qwen3-4b
     from prove.train.demo import demo_examples, demo_rows
     from prove.train.launch import RunPaths, grpo_overrides
     from prove.train.rollout import oracle_script, run_rollouts, score_with_verl
-    from prove.train.rows import write_rows
     from prove.train.session import close_clients
     from prove.train.tool_config import write_tool_config
 

@@ -10,7 +10,7 @@ not meant to be constructed by hand. Needs verl (the ``train`` extra).
   dropped those keys.
 * Routing: the episode id is the trajectory's ``agent_data.request_id`` (one per GRPO sample);
   seed and prefix come from the row's ``tools_kwargs["prove"]["create_kwargs"]`` (one key for
-  every row, see ``prove.train.rows``). Calls go over HTTP with the episode in ``_meta`` and a
+  every row, see ``prove.rows``). Calls go over HTTP with the episode in ``_meta`` and a
   timeout; tool errors come back to the model as text.
 * Log: each call's entry (``prove.train.session.log_entry``) is returned as the call's metrics;
   ``ProveAgentLoop`` (``prove_tool_agent``, the only loop this tool runs under: it also closes the
@@ -32,7 +32,7 @@ from verl.tools.schemas import (
     ToolResponse,
 )
 
-from prove.train.rows import PROVE_KWARGS_KEY, EpisodeSpec, episode_spec
+from prove.rows import PROVE_KWARGS_KEY, EpisodeSpec, episode_spec
 from prove.train.session import call_in_episode
 
 __all__ = ["ProveTool", "ProveToolSchema", "EnvTarget", "spec_for"]
@@ -73,7 +73,7 @@ def spec_for(tools_kwargs: Any) -> EpisodeSpec:
         return episode_spec(entry["create_kwargs"])
     raise ValueError(
         f"row has no PROVE episode in tools_kwargs[{PROVE_KWARGS_KEY!r}]['create_kwargs']; "
-        "build rows with prove.train.rows"
+        "build rows with prove.rows"
     )
 
 

@@ -109,13 +109,13 @@ def grpo_args(cfg: Any, variant: Any, checkpoints: Path, run_name: str, *, steps
 
 
 def trl_dataset(parquet: str | Path) -> Any:
-    """The config's RL rows (``prove.train.rows``) as TRL's dataset: ``prompt`` (role and content
+    """The config's RL rows (``prove.rows``) as TRL's dataset: ``prompt`` (role and content
     only, what TRL logs), and per row the full messages, offered tools, ground truth and episode
     (seed, prefix, servers) as columns the rollout and the reward read."""
     import datasets
     import pandas as pd
 
-    from prove.train.rows import decode_messages
+    from prove.rows import decode_messages
 
     table = pd.read_parquet(parquet)
     records = []
@@ -222,8 +222,8 @@ class ProveRollout:
         """Run (or refuse) a turn's blocks in order; log each; return the tool messages to show."""
         import time
 
+        from prove.rows import episode_spec
         from prove.train.agent_loop import refuse_arguments
-        from prove.train.rows import episode_spec
         from prove.train.session import call_in_episode, failed_entry
 
         offered = {t.get("function", t).get("name") for t in json.loads(row["tools"] or "[]")}

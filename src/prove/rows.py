@@ -1,10 +1,12 @@
-"""The VERL training-row contract: one parquet row per (example, user turn), and SFT rows.
+"""The training-row contract: synthesis writes these rows, training reads them (one VERL parquet row
+per example and user turn, and SFT rows); neither stage owns it, so neither imports the other.
 
-    from prove.train.rows import turn_rows, sft_row, write_rows
+    from prove.rows import turn_rows, sft_row, write_rows
     rows = [r for i, ex in enumerate(examples) for r in turn_rows(ex, start_index=...)]
     write_rows(rows, "data/train/rl_train.parquet")            # explicit arrow schema below
 
-Synthesis calls ``turn_rows``/``sft_row`` on validated examples (DESIGN.md "An example"). Columns:
+``prove.synth.export`` calls ``turn_rows`` on validated examples (DESIGN.md "An example");
+``prove.train`` reads the rows back (``decode_messages``, ``episode_spec``). Columns:
 
 * ``data_source`` = "prove" (routes VERL's reward), ``agent_name`` = "prove_tool_agent" (our loop),
   ``ability`` = "tool_use".
@@ -242,6 +244,6 @@ def episode_spec(create_kwargs: Mapping[str, Any] | None) -> EpisodeSpec:
         prefix = json.loads(prefix) if prefix else []
     seed = kw.get("seed")
     if seed is None:
-        raise ValueError("create_kwargs carries no seed: the row was not built by prove.train.rows")
+        raise ValueError("create_kwargs carries no seed: the row was not built by prove.rows")
     return EpisodeSpec(int(seed), tuple(_call(c) for c in prefix),
                        tuple(str(s) for s in (kw.get("servers") or [])))
