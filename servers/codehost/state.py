@@ -6,9 +6,10 @@ import random
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id, entity_ids
 from prove.env.world import CITIES, COMPANIES, FIRST_NAMES, LAST_NAMES, email, iso, slug
 
 AccountKind = Literal["user", "organization"]
@@ -23,109 +24,109 @@ Verdict = Literal["approved", "changes_requested", "commented"]
 ReviewDecision = Literal["approved", "changes_requested", "review_required"]
 MergeMethod = Literal["merge", "squash"]
 
-_STRICT = ConfigDict(extra="forbid")
+Login = entity_id("account", "User or organization login, e.g. 'mei-tanaka' or 'cobalt-systems'.")
+RepoName = entity_id("repository", "Repository as 'owner/name', e.g. 'cobalt-systems/web-app'.")
+BranchName = entity_id("branch", "Branch name within the repository, e.g. 'main' or 'feature/dark-mode'.")
+CommitSha = entity_id("commit", "Short commit hash, 7 hex digits, e.g. 'a1b2c3d'.")
+LabelName = entity_id("label", "Label defined in the repository, e.g. 'bug'.")
+IssueNumber = entity_id("issue", "Issue number within the repository, e.g. 12.", type_=int, ge=1)
+PullNumber = entity_id("pull_request", "Pull request number within the repository, e.g. 7.", type_=int, ge=1)
+CommentId = entity_id("issue_comment", "Issue comment id, e.g. 'CMT-0004'.")
+ReviewId = entity_id("review", "Pull request review id, e.g. 'REV-0002'.")
 
 
-class Account(BaseModel):
-    model_config = _STRICT
-    login: str = Field(description="Unique handle, e.g. 'mei-tanaka' or 'cobalt-systems'.")
+class Account(Record):
+    login: Login = Field(description="Unique handle, e.g. 'mei-tanaka' or 'cobalt-systems'.")
     kind: AccountKind
     name: str
     email: str | None = Field(None, description="Public email (users only).")
     location: str
-    members: list[str] = Field(default_factory=list, description="Organizations: member logins, sorted.")
+    members: entity_ids("account", "Organizations: member logins, sorted.") = Field(default_factory=list)
 
 
-class Repository(BaseModel):
-    model_config = _STRICT
-    full_name: str = Field(description="'owner/name', the repository's id.")
-    owner: str
+class Repository(Record):
+    full_name: RepoName = Field(description="'owner/name', the repository's id.")
+    owner: Login
     name: str
     description: str
     visibility: Visibility
-    default_branch: str
+    default_branch: BranchName
     language: Language
     stars: int
-    labels: list[str] = Field(description="Labels defined in this repository, sorted.")
-    collaborators: list[str] = Field(description="Logins with write access besides the owner, sorted.")
+    labels: entity_ids("label", "Labels defined in this repository, sorted.")
+    collaborators: entity_ids("account", "Logins with write access besides the owner, sorted.")
     required_approvals: int = Field(description="Approving reviews a pull request needs before merging.")
     created_at: str
 
 
-class Branch(BaseModel):
-    model_config = _STRICT
-    repo: str
-    name: str
-    head_sha: str
+class Branch(Record):
+    repo: RepoName
+    name: BranchName
+    head_sha: CommitSha
 
 
-class Commit(BaseModel):
-    model_config = _STRICT
-    sha: str = Field(description="Short commit hash, 7 hex digits.")
-    repo: str
-    author: str
+class Commit(Record):
+    sha: CommitSha = Field(description="Short commit hash, 7 hex digits.")
+    repo: RepoName
+    author: Login
     message: str
     timestamp: str
-    parents: list[str] = Field(description="Parent shas; the first is the branch's previous commit.")
+    parents: entity_ids("commit", "Parent shas; the first is the branch's previous commit.")
     checks: CheckStatus = Field(description="Combined CI status of this commit.")
     additions: int
     deletions: int
 
 
-class IssueComment(BaseModel):
-    model_config = _STRICT
-    comment_id: str
-    author: str
+class IssueComment(Record):
+    comment_id: CommentId
+    author: Login
     body: str
     created_at: str
 
 
-class Issue(BaseModel):
-    model_config = _STRICT
-    repo: str
-    number: int = Field(description="Per-repository number, shared with pull requests.")
+class Issue(Record):
+    repo: RepoName
+    number: IssueNumber = Field(description="Per-repository number, shared with pull requests.")
     title: str
     body: str
-    author: str
+    author: Login
     state: IssueState
-    labels: list[str]
-    assignee: str | None
+    labels: entity_ids("label", "Labels on the issue, sorted.")
+    assignee: Login | None
     created_at: str
     closed_at: str | None = None
     close_reason: CloseReason | None = None
     comments: list[IssueComment] = Field(default_factory=list)
 
 
-class Review(BaseModel):
-    model_config = _STRICT
-    review_id: str
-    reviewer: str
+class Review(Record):
+    review_id: ReviewId
+    reviewer: Login
     verdict: Verdict
     body: str
     submitted_at: str
 
 
-class PullRequest(BaseModel):
-    model_config = _STRICT
-    repo: str
-    number: int = Field(description="Per-repository number, shared with issues.")
+class PullRequest(Record):
+    repo: RepoName
+    number: PullNumber = Field(description="Per-repository number, shared with issues.")
     title: str
     body: str
-    author: str
-    head: str = Field(description="Branch with the changes.")
-    base: str = Field(description="Branch the changes merge into.")
+    author: Login
+    head: BranchName = Field(description="Branch with the changes.")
+    base: BranchName = Field(description="Branch the changes merge into.")
     state: PullState
     has_conflicts: bool
     reviews: list[Review] = Field(default_factory=list)
     created_at: str
     closed_at: str | None = None
     merged_at: str | None = None
-    merged_by: str | None = None
-    merge_commit_sha: str | None = None
+    merged_by: Login | None = None
+    merge_commit_sha: CommitSha | None = None
 
 
 class CodeHostState(ServerState):
-    viewer: str = Field(description="Login of the signed-in user every tool acts as.")
+    viewer: Login = Field(description="Login of the signed-in user every tool acts as.")
     accounts: dict[str, Account] = Field(default_factory=dict)
     repositories: dict[str, Repository] = Field(default_factory=dict)
     branches: dict[str, Branch] = Field(default_factory=dict, description="Keyed 'owner/name:branch'.")

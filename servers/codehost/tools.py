@@ -10,19 +10,35 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
-from prove.env.types import Limit, Offset
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_id,
+    entity_ids,
+    parse_day,
+)
 from prove_servers.codehost.state import (
     Branch,
+    BranchName,
     CheckStatus,
     CloseReason,
     CodeHostState,
     Commit,
+    CommitSha,
     Issue,
     IssueComment,
+    IssueNumber,
+    LabelName,
     Language,
+    Login,
     MergeMethod,
     Permission,
+    PullNumber,
     PullRequest,
+    RepoName,
     Repository,
     Review,
     ReviewDecision,
@@ -32,18 +48,12 @@ from prove_servers.codehost.state import (
     item_key,
 )
 
-RepoName = Annotated[str, Field(description="Repository as 'owner/name', e.g. 'cobalt-systems/web-app'.")]
-IssueNumber = Annotated[int, Field(ge=1, description="Issue number within the repository, e.g. 12.")]
-PullNumber = Annotated[int, Field(ge=1, description="Pull request number within the repository, e.g. 7.")]
-
 _BRANCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
 
 
-class RepositoryList(BaseModel):
-    viewer: str = Field(description="Login of the signed-in user; only repositories it can see are listed.")
+class RepositoryList(Page):
+    viewer: Login = Field(description="Login of the signed-in user; only repositories it can see are listed.")
     repositories: list[Repository]
-    total: int
-    next_offset: int | None
 
 
 class RepositoryInfo(Repository):
@@ -54,52 +64,44 @@ class RepositoryInfo(Repository):
 
 
 class BranchInfo(BaseModel):
-    name: str
-    head_sha: str
+    name: BranchName
+    head_sha: CommitSha
     is_default: bool
     ahead_of_default: int = Field(description="Commits on this branch not on the default branch.")
     behind_default: int = Field(description="Commits on the default branch not on this branch.")
     last_commit_at: str
 
 
-class BranchList(BaseModel):
-    repo: str
-    default_branch: str
+class BranchList(Page):
+    repo: RepoName
+    default_branch: BranchName
     branches: list[BranchInfo]
-    total: int
-    next_offset: int | None
 
 
-class CommitList(BaseModel):
-    repo: str
-    branch: str
+class CommitList(Page):
+    repo: RepoName
+    branch: BranchName
     commits: list[Commit]
-    total: int
-    next_offset: int | None
 
 
-class IssueList(BaseModel):
-    repo: str
+class IssueList(Page):
+    repo: RepoName
     issues: list[Issue]
-    total: int
-    next_offset: int | None
 
 
 class PullRequestInfo(PullRequest):
-    head_sha: str | None = Field(description="Head branch's latest commit; None once the branch is deleted.")
+    head_sha: CommitSha | None = Field(description="Head branch's latest commit; None once the branch is deleted.")
     checks: CheckStatus | None = Field(description="CI status of the head commit.")
     review_decision: ReviewDecision
-    approved_by: list[str]
-    changes_requested_by: list[str]
+    approved_by: entity_ids("account", "Reviewers whose latest verdict approves.")
+    changes_requested_by: entity_ids("account", "Reviewers whose latest verdict requests changes.")
     mergeable: bool
     merge_blockers: list[str] = Field(description="Why merging is blocked right now; empty when mergeable.")
 
 
-class PullRequestList(BaseModel):
-    repo: str
+class PullRequestList(Page):
+    repo: RepoName
     pull_requests: list[PullRequestInfo]
-    total: int
-    next_offset: int | None
 
 
 # -- lookups ---------------------------------------------------------------------------------
@@ -255,14 +257,14 @@ def _info(state: CodeHostState, pr: PullRequest) -> PullRequestInfo:
 @tool(sensitive=("owner",))
 def list_repositories(
     state: CodeHostState,
-    owner: Annotated[str | None, Field(description="Only repositories of this user or organization login.")] = None,
+    owner: Annotated[Login | None, Field(description="Only repositories of this user or organization login.")] = None,
     visibility: Annotated[Visibility | None, Field(description="Only repositories with this visibility.")] = None,
     language: Annotated[Language | None, Field(description="Only repositories in this main language.")] = None,
     query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of the full name or description.")] = "",
     sort: Annotated[Literal["name", "stars", "created"], Field(
         description="Order: by full name, most stars first, or newest first.")] = "name",
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> RepositoryList:
     """List the repositories the signed-in user can see, filtered by owner, visibility, language or a name/description match."""
     if owner is not None:
@@ -305,7 +307,7 @@ def list_branches(
     repo: RepoName,
     query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of the branch name.")] = "",
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> BranchList:
     """List a repository's branches with their head commit and how far each is ahead of or behind the default branch."""
     r = _repo(state, repo)
@@ -331,7 +333,7 @@ def create_branch(
     state: CodeHostState,
     repo: RepoName,
     name: Annotated[str, Field(min_length=1, max_length=100, description="New branch name, e.g. 'fix/login-timeout'.")],
-    from_branch: Annotated[str | None, Field(description="Branch to start from; default: the repository's default branch.")] = None,
+    from_branch: Annotated[BranchName | None, Field(description="Branch to start from; default: the repository's default branch.")] = None,
 ) -> BranchInfo:
     """Create a branch pointing at the head commit of an existing branch (needs write access)."""
     r = _repo(state, repo)
@@ -356,18 +358,17 @@ def create_branch(
 def list_commits(
     state: CodeHostState,
     repo: RepoName,
-    branch: Annotated[str | None, Field(description="Branch whose history to list; default: the default branch.")] = None,
-    author: Annotated[str | None, Field(description="Only commits by this user login.")] = None,
-    since: Annotated[str | None, Field(description="Only commits on or after this date (YYYY-MM-DD).")] = None,
+    branch: Annotated[BranchName | None, Field(description="Branch whose history to list; default: the default branch.")] = None,
+    author: Annotated[Login | None, Field(description="Only commits by this user login.")] = None,
+    since: Annotated[day("A calendar date.") | None, Field(description="Only commits on or after this date.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> CommitList:
     """List the commits reachable from a branch, newest first, optionally by one author or since a date."""
     r = _repo(state, repo)
     b = _branch(state, r, branch or r.default_branch, "branch")
     if since is not None:
-        require(len(since) >= 10 and since[4] == "-" and since[7] == "-",
-                f"since must be a date like 2026-03-01, got '{since}'")
+        parse_day(since, "since")
     found = [
         c for c in _only_in(state, b.head_sha)
         if (author is None or c.author == author) and (since is None or c.timestamp[:10] >= since[:10])
@@ -380,7 +381,7 @@ def list_commits(
 def get_commit(
     state: CodeHostState,
     repo: RepoName,
-    sha: Annotated[str, Field(min_length=7, max_length=40, description="Commit sha (first 7 hex digits are enough), e.g. 'a1b2c3d'.")],
+    sha: entity_id("commit", "Commit sha (first 7 hex digits are enough), e.g. 'a1b2c3d'.", min_length=7, max_length=40),
 ) -> Commit:
     """Get one commit: author, message, time, parents, CI checks status and line counts."""
     r = _repo(state, repo)
@@ -399,11 +400,11 @@ def list_repo_issues(
     state: CodeHostState,
     repo: RepoName,
     status: Annotated[Literal["open", "closed", "all"], Field(description="Which issues to list by state.")] = "open",
-    label: Annotated[str | None, Field(description="Only issues carrying this label (must exist in the repository).")] = None,
-    assignee: Annotated[str | None, Field(description="Only issues assigned to this user login.")] = None,
+    label: Annotated[LabelName | None, Field(description="Only issues carrying this label (must exist in the repository).")] = None,
+    assignee: Annotated[Login | None, Field(description="Only issues assigned to this user login.")] = None,
     query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of the title or body.")] = "",
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> IssueList:
     """List a repository's issues (not pull requests), newest first, with their labels, assignee and comments."""
     r = _repo(state, repo)
@@ -426,8 +427,8 @@ def create_issue(
     repo: RepoName,
     title: Annotated[str, Field(min_length=1, max_length=200, description="Short summary of the issue.")],
     body: Annotated[str, Field(max_length=4000, description="Details: what happened, steps, expectations.")] = "",
-    labels: Annotated[list[str] | None, Field(max_length=10, description="Labels to apply; each must be defined in the repository.")] = None,
-    assignee: Annotated[str | None, Field(description="Login of a user with write access to assign.")] = None,
+    labels: Annotated[entity_ids("label", "Labels defined in the repository.") | None, Field(max_length=10, description="Labels to apply; each must be defined in the repository.")] = None,
+    assignee: Annotated[Login | None, Field(description="Login of a user with write access to assign.")] = None,
 ) -> Issue:
     """Open a new issue in a repository; setting labels or an assignee needs write access."""
     r = _repo(state, repo)
@@ -490,7 +491,7 @@ def label_issue(
     state: CodeHostState,
     repo: RepoName,
     number: IssueNumber,
-    labels: Annotated[list[str], Field(min_length=1, max_length=10, description="Labels to add or remove; each must be defined in the repository.")],
+    labels: entity_ids("label", "Labels to add or remove; each must be defined in the repository.", min_length=1, max_length=10),
     action: Annotated[Literal["add", "remove"], Field(description="Add the labels to the issue or remove them from it.")] = "add",
 ) -> Issue:
     """Add labels to an issue or remove labels from it (needs write access)."""
@@ -517,10 +518,10 @@ def list_pull_requests(
     state: CodeHostState,
     repo: RepoName,
     status: Annotated[Literal["open", "closed", "merged", "all"], Field(description="Which pull requests to list by state.")] = "open",
-    author: Annotated[str | None, Field(description="Only pull requests opened by this user login.")] = None,
-    base: Annotated[str | None, Field(description="Only pull requests into this base branch.")] = None,
+    author: Annotated[Login | None, Field(description="Only pull requests opened by this user login.")] = None,
+    base: Annotated[BranchName | None, Field(description="Only pull requests into this base branch.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> PullRequestList:
     """List a repository's pull requests, newest first, with review decision, checks and merge blockers."""
     _repo(state, repo)
@@ -546,8 +547,8 @@ def create_pull_request(
     state: CodeHostState,
     repo: RepoName,
     title: Annotated[str, Field(min_length=1, max_length=200, description="Pull request title.")],
-    head: Annotated[str, Field(description="Branch with the changes, e.g. 'feature/dark-mode'.")],
-    base: Annotated[str | None, Field(description="Branch to merge into; default: the default branch.")] = None,
+    head: entity_id("branch", "Branch with the changes, e.g. 'feature/dark-mode'."),
+    base: Annotated[BranchName | None, Field(description="Branch to merge into; default: the default branch.")] = None,
     body: Annotated[str, Field(max_length=4000, description="Description of the change.")] = "",
 ) -> PullRequestInfo:
     """Open a pull request proposing to merge the head branch into the base branch."""

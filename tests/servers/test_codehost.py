@@ -163,13 +163,22 @@ def test_commits(hub: Hub) -> None:
     assert ok(hub, "list_commits", repo="acme/web", since="2026-03-02")["total"] == 1
     assert ok(hub, "list_commits", repo="acme/web", author="cy")["total"] == 0
     assert ok(hub, "list_commits", repo="acme/web", limit=1)["next_offset"] == 1
-    fails(hub, "list_commits", "since must be a date", repo="acme/web", since="last week")
+    fails(hub, "list_commits", "since must be a date YYYY-MM-DD", "got 'last week'", repo="acme/web", since="last week")
+    fails(hub, "list_commits", "since must be a date YYYY-MM-DD", repo="acme/web", since="2026-03-02T10:00")
     fails(hub, "list_commits", "branch 'dev' not found", "(parameter 'branch')", repo="acme/web", branch="dev")
     commit = ok(hub, "get_commit", repo="acme/web", sha="B000001")
     assert commit["parents"] == [C2] and commit["checks"] == "passing"
     assert ok(hub, "get_commit", repo="acme/web", sha=C2 + "ffff")["sha"] == C2
     fails(hub, "get_commit", "commit 'c000003' not found in 'acme/web'", f"{C2}, {C1}", repo="acme/web", sha="c000003")
     fails(hub, "get_commit", "sha", "at least 7 characters", repo="acme/web", sha="aaaa")
+
+
+def test_commit_pages_continue(hub: Hub) -> None:
+    first = ok(hub, "list_commits", repo="acme/web", branch="feature/login", limit=2)
+    assert first["total"] == 3 and first["next_offset"] == 2
+    second = ok(hub, "list_commits", repo="acme/web", branch="feature/login", offset=first["next_offset"], limit=2)
+    assert second["total"] == 3 and second["next_offset"] is None
+    assert names(first["commits"] + second["commits"], "sha") == ["b000001", C2, C1]
 
 
 def test_issue_listing_and_creation(hub: Hub) -> None:
