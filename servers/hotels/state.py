@@ -6,9 +6,10 @@ import random
 from datetime import date, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import day, entity_id
 from prove.env.world import CITIES, STREETS, days_before, email, person, phone
 
 Amenity = Literal[
@@ -44,12 +45,16 @@ LATE_FEE_RULE: dict[str, str] = {
 """What a late cancellation costs under each policy."""
 MAX_SPECIAL_REQUESTS = 5
 
-_STRICT = ConfigDict(extra="forbid")
+HotelId = entity_id("hotel", "Hotel id, e.g. 'HTL-0003'.")
+RoomTypeId = entity_id("room_type", "Room type id, e.g. 'RMT-0007' (from list_hotel_room_types).")
+GuestId = entity_id("guest", "Guest id, e.g. 'GST-0002'.")
+GuestEmail = entity_id("guest_email", "A guest's email address, e.g. 'uma.haddad@guests.example.com'.")
+ReservationId = entity_id("reservation", "Hotel reservation id, e.g. 'HRS-0014'.")
+ReviewId = entity_id("review", "Hotel review id, e.g. 'REV-0021'.")
 
 
-class Hotel(BaseModel):
-    model_config = _STRICT
-    hotel_id: str
+class Hotel(Record):
+    hotel_id: HotelId
     name: str
     city: str
     address: str
@@ -61,10 +66,9 @@ class Hotel(BaseModel):
     phone: str
 
 
-class RoomType(BaseModel):
-    model_config = _STRICT
-    room_type_id: str
-    hotel_id: str
+class RoomType(Record):
+    room_type_id: RoomTypeId
+    hotel_id: HotelId
     name: str
     bed: BedType
     capacity: int = Field(description="Most guests the room sleeps.")
@@ -75,31 +79,28 @@ class RoomType(BaseModel):
     )
 
 
-class Guest(BaseModel):
-    model_config = _STRICT
-    guest_id: str
+class Guest(Record):
+    guest_id: GuestId
     name: str
-    email: str
+    email: GuestEmail
     phone: str
     loyalty_points: int
     tier: GuestTier
     member_since: str
 
 
-class SpecialRequest(BaseModel):
-    model_config = _STRICT
+class SpecialRequest(Record):
     kind: SpecialRequestKind
     note: str = ""
 
 
-class Reservation(BaseModel):
-    model_config = _STRICT
-    reservation_id: str
-    hotel_id: str
-    room_type_id: str
-    guest_id: str
-    check_in: str = Field(description="Arrival date, YYYY-MM-DD.")
-    check_out: str = Field(description="Departure date, YYYY-MM-DD.")
+class Reservation(Record):
+    reservation_id: ReservationId
+    hotel_id: HotelId
+    room_type_id: RoomTypeId
+    guest_id: GuestId
+    check_in: day("Arrival date.")
+    check_out: day("Departure date.")
     nights: int
     guests: int = Field(description="Number of people staying.")
     additional_guests: list[str] = Field(default_factory=list, description="Names of companions.")
@@ -117,12 +118,11 @@ class Reservation(BaseModel):
     checked_out_at: str | None = None
 
 
-class Review(BaseModel):
-    model_config = _STRICT
-    review_id: str
-    hotel_id: str
-    reservation_id: str
-    guest_id: str
+class Review(Record):
+    review_id: ReviewId
+    hotel_id: HotelId
+    reservation_id: ReservationId
+    guest_id: GuestId
     rating: int = Field(ge=1, le=5)
     title: str
     text: str

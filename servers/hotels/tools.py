@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import Limit, Offset
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_ids, parse_day
 from prove_servers.hotels.state import (
     BOOKING_WINDOW_DAYS,
     EARN_PER_USD,
@@ -22,30 +22,31 @@ from prove_servers.hotels.state import (
     BedType,
     CancellationPolicy,
     Guest,
+    GuestEmail,
+    GuestId,
     Hotel,
+    HotelId,
     HotelState,
     Reservation,
+    ReservationId,
     ReservationStatus,
     Review,
     RoomType,
+    RoomTypeId,
     SpecialRequest,
     SpecialRequestKind,
     nights_of,
 )
 
-HotelId = Annotated[str, Field(description="Hotel id, e.g. 'HTL-0003'.")]
-RoomTypeId = Annotated[str, Field(description="Room type id, e.g. 'RMT-0007' (from list_hotel_room_types).")]
-GuestId = Annotated[str, Field(description="Guest id, e.g. 'GST-0002'.")]
-ReservationId = Annotated[str, Field(description="Hotel reservation id, e.g. 'HRS-0014'.")]
-CheckIn = Annotated[str, Field(description="Arrival date, YYYY-MM-DD, today or later.")]
-CheckOut = Annotated[str, Field(description="Departure date, YYYY-MM-DD, after the arrival date.")]
+CheckIn = day("Arrival date, today or later.")
+CheckOut = day("Departure date, after the arrival date.")
 Guests = Annotated[int, Field(ge=1, le=10, description="Number of people staying (1-10).")]
 
 _ACTIVE = ("confirmed", "checked_in")
 
 
 class HotelSummary(BaseModel):
-    hotel_id: str
+    hotel_id: HotelId
     name: str
     city: str
     stars: int
@@ -59,22 +60,20 @@ class HotelSummary(BaseModel):
     )
 
 
-class HotelSearchResult(BaseModel):
+class HotelSearchResult(Page):
     hotels: list[HotelSummary]
-    total: int
-    next_offset: int | None
 
 
 class HotelDetails(BaseModel):
     hotel: Hotel
     average_rating: float | None
     review_count: int
-    room_type_ids: list[str]
+    room_type_ids: entity_ids("room_type", "The hotel's room types.")
 
 
 class RoomTypeView(BaseModel):
-    room_type_id: str
-    hotel_id: str
+    room_type_id: RoomTypeId
+    hotel_id: HotelId
     name: str
     bed: BedType
     capacity: int
@@ -83,10 +82,9 @@ class RoomTypeView(BaseModel):
     rooms_left_tonight: int
 
 
-class RoomTypeList(BaseModel):
-    hotel_id: str
+class RoomTypeList(Page):
+    hotel_id: HotelId
     room_types: list[RoomTypeView]
-    total: int
 
 
 class NightAvailability(BaseModel):
@@ -96,8 +94,8 @@ class NightAvailability(BaseModel):
 
 
 class AvailabilityInfo(BaseModel):
-    room_type_id: str
-    hotel_id: str
+    room_type_id: RoomTypeId
+    hotel_id: HotelId
     check_in: str
     check_out: str
     guests: int
@@ -108,22 +106,18 @@ class AvailabilityInfo(BaseModel):
     total_price: float
 
 
-class ReservationList(BaseModel):
+class ReservationList(Page):
     reservations: list[Reservation]
-    total: int
-    next_offset: int | None
 
 
-class ReviewList(BaseModel):
-    hotel_id: str
+class ReviewList(Page):
+    hotel_id: HotelId
     reviews: list[Review]
-    total: int
     average_rating: float | None
-    next_offset: int | None
 
 
 class CancellationQuote(BaseModel):
-    reservation_id: str
+    reservation_id: ReservationId
     cancellation_policy: CancellationPolicy
     free_cancellation_until: str
     hours_until_check_in: float
@@ -134,8 +128,8 @@ class CancellationQuote(BaseModel):
 
 
 class PointsRedemption(BaseModel):
-    reservation_id: str
-    guest_id: str
+    reservation_id: ReservationId
+    guest_id: GuestId
     points_redeemed: int
     discount: float
     amount_due: float
@@ -150,24 +144,13 @@ class CheckOutReceipt(BaseModel):
 
 
 # -- helpers -------------------------------------------------------------------------------
-def _day(value: str, param: str) -> date:
-    try:
-        day = date.fromisoformat(value) if len(value) == 10 else None
-    except ValueError:
-        day = None
-    require(day is not None and 2000 <= day.year <= 2100,
-            f"{param} must be a date like 2026-04-02 (years 2000-2100), got '{value}'")
-    assert day is not None
-    return day
-
-
 def _today(state: HotelState) -> date:
     return date.fromisoformat(state.now[:10])
 
 
 def _stay(state: HotelState, check_in: str, check_out: str) -> list[str]:
     """Validate a stay and return its nights."""
-    start, end = _day(check_in, "check_in"), _day(check_out, "check_out")
+    start, end = parse_day(check_in, "check_in"), parse_day(check_out, "check_out")
     today = _today(state)
     require(start >= today, f"check_in {check_in} is in the past; today is {today}")
     require(end > start, f"check_out ({check_out}) must be after check_in ({check_in})")
@@ -258,14 +241,14 @@ def _terms(state: HotelState, res: Reservation) -> tuple[float, float, str]:
 def search_hotels(
     state: HotelState,
     city: Annotated[str | None, Field(description="City to stay in, e.g. 'Lisbon'.")] = None,
-    check_in: Annotated[str | None, Field(description="Arrival date, YYYY-MM-DD; give with check_out to see only hotels with a free room.")] = None,
-    check_out: Annotated[str | None, Field(description="Departure date, YYYY-MM-DD.")] = None,
+    check_in: Annotated[day("Arrival date.") | None, Field(description="Arrival date; give with check_out to see only hotels with a free room.")] = None,
+    check_out: Annotated[day("Departure date.") | None, Field(description="Departure date.")] = None,
     guests: Annotated[int, Field(ge=1, le=10, description="Number of people the room must sleep.")] = 1,
     min_stars: Annotated[int | None, Field(ge=1, le=5, description="Only hotels with at least this many stars.")] = None,
     max_nightly_price: Annotated[float | None, Field(gt=0, le=10000, description="Only hotels with a room at or under this nightly price, USD.")] = None,
     amenities: Annotated[list[Amenity] | None, Field(description="Only hotels offering all of these amenities.")] = None,
     offset: Offset = 0,
-    limit: Limit = 10,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> HotelSearchResult:
     """Search hotels by city, dates, party size, stars, nightly price and amenities, cheapest first."""
     require((check_in is None) == (check_out is None), "give both check_in and check_out, or neither")
@@ -311,8 +294,10 @@ def list_hotel_room_types(
     hotel_id: HotelId,
     guests: Annotated[int | None, Field(ge=1, le=10, description="Only room types sleeping at least this many.")] = None,
     bed: Annotated[BedType | None, Field(description="Only room types with this bed.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> RoomTypeList:
-    """List a hotel's room types with bed, capacity, nightly price and rooms left tonight."""
+    """List a hotel's room types with bed, capacity, nightly price and rooms left tonight, a page at a time."""
     lookup(state.hotels, hotel_id, "hotel_id", "hotel", hint="use search_hotels to find one")
     tonight = state.now[:10]
     rooms = [
@@ -322,7 +307,8 @@ def list_hotel_room_types(
         for r in state.room_types.values()
         if r.hotel_id == hotel_id and (guests is None or r.capacity >= guests) and (bed is None or r.bed == bed)
     ]
-    return RoomTypeList(hotel_id=hotel_id, room_types=rooms, total=len(rooms))
+    page, nxt = paginate(rooms, offset, limit)
+    return RoomTypeList(hotel_id=hotel_id, room_types=page, total=len(rooms), next_offset=nxt)
 
 
 @tool(sensitive=("room_type_id",))
@@ -355,9 +341,9 @@ def list_guest_reservations(
     state: HotelState,
     guest_id: GuestId,
     status: Annotated[ReservationStatus | None, Field(description="Only reservations in this status.")] = None,
-    hotel_id: Annotated[str | None, Field(description="Only reservations at this hotel.")] = None,
+    hotel_id: Annotated[HotelId | None, Field(description="Only reservations at this hotel.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ReservationList:
     """List a guest's hotel reservations, latest arrival first, filtered by status and hotel."""
     lookup(state.guests, guest_id, "guest_id", "guest", hint="use get_hotel_guest with the guest's email")
@@ -374,8 +360,8 @@ def list_guest_reservations(
 @tool(sensitive=("guest_id", "email"))
 def get_hotel_guest(
     state: HotelState,
-    guest_id: Annotated[str | None, Field(description="Guest id, e.g. 'GST-0002'.")] = None,
-    email: Annotated[str | None, Field(description="The guest's email address, if the id is not known.")] = None,
+    guest_id: Annotated[GuestId | None, Field(description="Guest id, e.g. 'GST-0002'.")] = None,
+    email: Annotated[GuestEmail | None, Field(description="The guest's email address, if the id is not known.")] = None,
 ) -> Guest:
     """Get a hotel guest's profile, loyalty points and tier, by guest id or by email."""
     require((guest_id is None) != (email is None), "give exactly one of guest_id or email")
@@ -394,7 +380,7 @@ def list_hotel_reviews(
     hotel_id: HotelId,
     min_rating: Annotated[int | None, Field(ge=1, le=5, description="Only reviews rated at least this.")] = None,
     offset: Offset = 0,
-    limit: Limit = 10,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ReviewList:
     """List a hotel's guest reviews, newest first, with the hotel's average rating."""
     lookup(state.hotels, hotel_id, "hotel_id", "hotel", hint="use search_hotels to find one")

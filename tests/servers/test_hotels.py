@@ -126,6 +126,14 @@ def test_get_hotel_and_room_types(hub: Hub) -> None:
     fails(hub, "list_hotel_room_types", "hotel 'HTL-7' not found", hotel_id="HTL-7")
 
 
+def test_room_types_page(hub: Hub) -> None:
+    first = ok(hub, "list_hotel_room_types", hotel_id="HTL-0001", limit=1)
+    assert first["total"] == 2 and first["next_offset"] == 1
+    second = ok(hub, "list_hotel_room_types", hotel_id="HTL-0001", offset=first["next_offset"], limit=1)
+    assert second["total"] == 2 and second["next_offset"] is None
+    assert ids(first["room_types"] + second["room_types"], "room_type_id") == ["RMT-0001", "RMT-0002"]
+
+
 def test_check_room_availability(hub: Hub) -> None:
     info = ok(hub, "check_room_availability", room_type_id="RMT-0001", check_in="2026-03-19",
               check_out="2026-03-22", guests=2)
