@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import day, entity_id, entity_ids
 from prove.env.world import CITIES, days_before, email, money, person, phone
 
 RiskProfile = Literal["conservative", "balanced", "aggressive"]
@@ -32,12 +33,19 @@ IRA_ANNUAL_LIMIT = 7000.0
 PRICE_BAND = 0.20
 """Limit and stop prices must lie within this fraction of the market price."""
 
-_STRICT = ConfigDict(extra="forbid")
+InvestorId = entity_id("investor", "Investor id, e.g. 'INV-0002'.")
+AccountId = entity_id("account", "Brokerage account id, e.g. 'BRK-0003'.")
+Ticker = entity_id("instrument", "Instrument ticker, e.g. 'ACMA' or 'BTC'.", min_length=1, max_length=12)
+Tickers = entity_ids("instrument", "Instrument tickers.")
+PositionId = entity_id("position", "Position id, e.g. 'POS-0012'.")
+OrderId = entity_id("trade_order", "Trade order id, e.g. 'TRD-0042'.")
+WatchlistId = entity_id("watchlist", "Watchlist id, e.g. 'WL-0004'.")
+DividendId = entity_id("dividend", "Dividend payment id, e.g. 'DIV-0007'.")
+AlertId = entity_id("price_alert", "Price alert id, e.g. 'ALR-0003'.")
 
 
-class Investor(BaseModel):
-    model_config = _STRICT
-    investor_id: str
+class Investor(Record):
+    investor_id: InvestorId
     name: str
     email: str
     phone: str
@@ -46,11 +54,10 @@ class Investor(BaseModel):
     joined_on: str
 
 
-class BrokerageAccount(BaseModel):
-    model_config = _STRICT
-    account_id: str
-    investor_id: str = Field(description="Primary owner.")
-    co_owner_id: str | None = Field(None, description="Second owner of a joint account.")
+class BrokerageAccount(Record):
+    account_id: AccountId
+    investor_id: InvestorId = Field(description="Primary owner.")
+    co_owner_id: InvestorId | None = Field(None, description="Second owner of a joint account.")
     account_type: BrokerageAccountType
     status: BrokerageAccountStatus = Field(description="Restricted accounts cannot place orders.")
     cash_balance: float = Field(description="All cash in the account, settled or not (USD).")
@@ -60,9 +67,8 @@ class BrokerageAccount(BaseModel):
     opened_on: str
 
 
-class Instrument(BaseModel):
-    model_config = _STRICT
-    ticker: str
+class Instrument(Record):
+    ticker: Ticker
     name: str
     asset_class: AssetClass
     sector: Sector
@@ -74,21 +80,19 @@ class Instrument(BaseModel):
     dividend_yield_pct: float
 
 
-class Position(BaseModel):
-    model_config = _STRICT
-    position_id: str
-    account_id: str
-    ticker: str
+class Position(Record):
+    position_id: PositionId
+    account_id: AccountId
+    ticker: Ticker
     quantity: float
     average_cost: float
     opened_on: str
 
 
-class TradeOrder(BaseModel):
-    model_config = _STRICT
-    order_id: str
-    account_id: str
-    ticker: str
+class TradeOrder(Record):
+    order_id: OrderId
+    account_id: AccountId
+    ticker: Ticker
     side: OrderSide
     order_type: OrderType
     quantity: float
@@ -102,31 +106,28 @@ class TradeOrder(BaseModel):
     note: str = Field("", description="Why it was rejected or cancelled, if it was.")
 
 
-class Watchlist(BaseModel):
-    model_config = _STRICT
-    watchlist_id: str
-    investor_id: str
+class Watchlist(Record):
+    watchlist_id: WatchlistId
+    investor_id: InvestorId
     name: str
-    tickers: list[str]
+    tickers: Tickers
     created_at: str
 
 
-class Dividend(BaseModel):
-    model_config = _STRICT
-    dividend_id: str
-    account_id: str
-    ticker: str
+class Dividend(Record):
+    dividend_id: DividendId
+    account_id: AccountId
+    ticker: Ticker
     per_share: float
     quantity: float
     amount: float
-    pay_date: str
+    pay_date: day("Date the dividend or coupon was paid.")
 
 
-class PriceAlert(BaseModel):
-    model_config = _STRICT
-    alert_id: str
-    investor_id: str
-    ticker: str
+class PriceAlert(Record):
+    alert_id: AlertId
+    investor_id: InvestorId
+    ticker: Ticker
     condition: AlertCondition
     target_price: float
     status: AlertStatus

@@ -9,10 +9,11 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
-from prove.env.types import Limit, Offset
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_ids, parse_day
 from prove_servers.brokerage.state import (
     IRA_ANNUAL_LIMIT,
     PRICE_BAND,
+    AccountId,
     AlertCondition,
     AlertStatus,
     AssetClass,
@@ -21,6 +22,8 @@ from prove_servers.brokerage.state import (
     Dividend,
     Instrument,
     Investor,
+    InvestorId,
+    OrderId,
     OrderSide,
     OrderStatus,
     OrderType,
@@ -28,40 +31,35 @@ from prove_servers.brokerage.state import (
     PriceAlert,
     RiskProfile,
     Sector,
+    Ticker,
     TimeInForce,
     TradeOrder,
     TradingStatus,
     Watchlist,
+    WatchlistId,
     price_round,
 )
 
-AccountId = Annotated[str, Field(description="Brokerage account id, e.g. 'BRK-0003'.")]
-InvestorId = Annotated[str, Field(description="Investor id, e.g. 'INV-0002'.")]
-Ticker = Annotated[str, Field(min_length=1, max_length=12, description="Instrument ticker, e.g. 'ACMA' or 'BTC'.")]
-OrderId = Annotated[str, Field(description="Trade order id, e.g. 'TRD-0042'.")]
-WatchlistId = Annotated[str, Field(description="Watchlist id, e.g. 'WL-0004'.")]
 Quantity = Annotated[float, Field(gt=0, le=1_000_000, description="Units to trade: whole shares for stocks, ETFs and bonds; up to 6 decimals for crypto.")]
 Price = Annotated[float, Field(gt=0, le=10_000_000, description="Price per unit in USD.")]
 Cash = Annotated[float, Field(gt=0, le=250_000, description="Amount in USD.")]
 
 
 class InvestorHit(BaseModel):
-    investor_id: str
+    investor_id: InvestorId
     name: str
     email: str
     city: str
     risk_profile: RiskProfile
-    account_ids: list[str] = Field(description="Accounts owned or co-owned by the investor.")
+    account_ids: entity_ids("account", "Accounts owned or co-owned by the investor.")
 
 
-class InvestorList(BaseModel):
+class InvestorList(Page):
     investors: list[InvestorHit]
-    total: int
-    next_offset: int | None
 
 
 class PortfolioPosition(BaseModel):
-    ticker: str
+    ticker: Ticker
     name: str
     asset_class: AssetClass
     quantity: float
@@ -81,14 +79,12 @@ class Portfolio(BaseModel):
     open_orders: int
 
 
-class InstrumentList(BaseModel):
+class InstrumentList(Page):
     instruments: list[Instrument]
-    total: int
-    next_offset: int | None
 
 
 class MarketQuote(BaseModel):
-    ticker: str
+    ticker: Ticker
     name: str
     asset_class: AssetClass
     price: float
@@ -99,10 +95,8 @@ class MarketQuote(BaseModel):
     as_of: str
 
 
-class TradeOrderList(BaseModel):
+class TradeOrderList(Page):
     orders: list[TradeOrder]
-    total: int
-    next_offset: int | None
 
 
 class TradeResult(BaseModel):
@@ -114,37 +108,34 @@ class TradeResult(BaseModel):
 
 
 class WatchlistEntry(BaseModel):
-    ticker: str
+    ticker: Ticker
     name: str
     price: float
     day_change_pct: float
 
 
 class WatchlistView(BaseModel):
-    watchlist_id: str
-    investor_id: str
+    watchlist_id: WatchlistId
+    investor_id: InvestorId
     name: str
     entries: list[WatchlistEntry]
 
 
-class WatchlistList(BaseModel):
+class WatchlistList(Page):
     watchlists: list[WatchlistView]
 
 
-class PriceAlertList(BaseModel):
+class PriceAlertList(Page):
     alerts: list[PriceAlert]
-    total: int
 
 
-class DividendList(BaseModel):
+class DividendList(Page):
     dividends: list[Dividend]
-    total: int
     total_amount: float = Field(description="Sum over all matching dividends, not just this page.")
-    next_offset: int | None
 
 
 class CashReceipt(BaseModel):
-    account_id: str
+    account_id: AccountId
     amount: float
     cash_balance: float
     settled_cash: float
@@ -331,7 +322,7 @@ def search_investors(
     query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the name or email.")] = "",
     risk_profile: Annotated[RiskProfile | None, Field(description="Only investors with this risk profile.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> InvestorList:
     """Find investors by name or email, with the ids of the brokerage accounts they own."""
     q = query.strip().lower()
@@ -383,7 +374,7 @@ def search_instruments(
     asset_class: Annotated[AssetClass | None, Field(description="Only this asset class.")] = None,
     sector: Annotated[Sector | None, Field(description="Only this sector.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> InstrumentList:
     """Search tradable instruments (stocks, ETFs, bonds, crypto) by ticker or name, class and sector."""
     q = query.strip().lower()
@@ -410,9 +401,9 @@ def list_trade_orders(
     account_id: AccountId,
     status: Annotated[OrderStatus | None, Field(description="Only orders in this status.")] = None,
     side: Annotated[OrderSide | None, Field(description="Only buy or only sell orders.")] = None,
-    ticker: Annotated[str | None, Field(max_length=12, description="Only orders for this ticker.")] = None,
+    ticker: Annotated[Ticker | None, Field(description="Only orders for this ticker.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> TradeOrderList:
     """List an account's trade orders, newest first, filtered by status, side and ticker."""
     _account(state, account_id)
@@ -513,10 +504,13 @@ def _view(state: BrokerageState, wl: Watchlist) -> WatchlistView:
 
 
 @tool(sensitive=("investor_id",))
-def list_watchlists(state: BrokerageState, investor_id: InvestorId) -> WatchlistList:
-    """List an investor's watchlists with the current price of every ticker on them."""
+def list_watchlists(state: BrokerageState, investor_id: InvestorId, offset: Offset = 0,
+                    limit: Limit = DEFAULT_LIMIT) -> WatchlistList:
+    """List an investor's watchlists with the current price of every ticker on them, a page at a time."""
     _investor(state, investor_id)
-    return WatchlistList(watchlists=[_view(state, w) for w in state.watchlists.values() if w.investor_id == investor_id])
+    found = [w for w in state.watchlists.values() if w.investor_id == investor_id]
+    page, nxt = paginate(found, offset, limit)
+    return WatchlistList(watchlists=[_view(state, w) for w in page], total=len(found), next_offset=nxt)
 
 
 @tool(write=True, sensitive=("watchlist_id",))
@@ -545,12 +539,15 @@ def list_price_alerts(
     state: BrokerageState,
     investor_id: InvestorId,
     status: Annotated[AlertStatus | None, Field(description="Only alerts in this status.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> PriceAlertList:
-    """List an investor's price alerts."""
+    """List an investor's price alerts, a page at a time."""
     _investor(state, investor_id)
     found = [a for a in state.alerts.values()
              if a.investor_id == investor_id and (status is None or a.status == status)]
-    return PriceAlertList(alerts=found, total=len(found))
+    page, nxt = paginate(found, offset, limit)
+    return PriceAlertList(alerts=page, total=len(found), next_offset=nxt)
 
 
 @tool(write=True, sensitive=("investor_id", "target_price"))
@@ -582,17 +579,17 @@ def create_price_alert(
 def get_dividend_history(
     state: BrokerageState,
     account_id: AccountId,
-    ticker: Annotated[str | None, Field(max_length=12, description="Only dividends from this ticker.")] = None,
-    since: Annotated[str | None, Field(description="Only paid on or after this date (YYYY-MM-DD).")] = None,
+    ticker: Annotated[Ticker | None, Field(description="Only dividends from this ticker.")] = None,
+    since: Annotated[day("Only paid on or after this date.") | None,
+                     Field(description="Only paid on or after this date.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> DividendList:
     """List dividends and bond coupons paid into an account, newest first, with their total."""
     _account(state, account_id)
     symbol = _instrument(state, ticker).ticker if ticker is not None else None
-    require(since is None or (len(since) == 10 and since[4] == "-" and since[7] == "-"
-                              and "2000" <= since[:4] <= "2100"),
-            f"since must be a date like 2026-01-01, got '{since}'")
+    if since is not None:
+        parse_day(since, "since")
     found = sorted((d for d in state.dividends.values()
                     if d.account_id == account_id and (symbol is None or d.ticker == symbol)
                     and (since is None or d.pay_date >= since)),

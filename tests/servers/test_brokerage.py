@@ -252,6 +252,18 @@ def test_price_alerts(hub: Hub) -> None:
     assert ok(hub, "list_price_alerts", investor_id="INV-0001", status="triggered")["total"] == 0
 
 
+def test_list_price_alerts_pages(hub: Hub) -> None:
+    for target in (100, 120):
+        ok(hub, "create_price_alert", investor_id="INV-0001", ticker="ACMA", condition="below" if target < 110
+           else "above", target_price=target)
+    first = ok(hub, "list_price_alerts", investor_id="INV-0001", limit=2)
+    assert (first["total"], first["next_offset"], len(first["alerts"])) == (3, 2, 2)
+    second = ok(hub, "list_price_alerts", investor_id="INV-0001", offset=first["next_offset"], limit=2)
+    assert (second["total"], second["next_offset"]) == (3, None)
+    every = [a["alert_id"] for a in ok(hub, "list_price_alerts", investor_id="INV-0001")["alerts"]]
+    assert [a["alert_id"] for a in first["alerts"] + second["alerts"]] == every == ["ALR-0001", "ALR-0002", "ALR-0003"]
+
+
 def test_dividends(hub: Hub) -> None:
     res = ok(hub, "get_dividend_history", account_id="BRK-0002")
     assert [d["dividend_id"] for d in res["dividends"]] == ["DIV-0002", "DIV-0001"] and res["total_amount"] == 10.2
