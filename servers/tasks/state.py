@@ -6,9 +6,10 @@ import random
 from datetime import date, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id
 from prove.env.world import COMPANIES, FIRST_NAMES, LAST_NAMES, days_before, slug
 
 ProjectStatus = Literal["active", "on_hold", "completed", "archived"]
@@ -22,81 +23,81 @@ MAX_HOURS_PER_DAY = 12.0
 MAX_SPRINT_DAYS = 28
 """Longest sprint."""
 
-_STRICT = ConfigDict(extra="forbid")
+UserId = entity_id("user", "User id, e.g. 'USR-0007' (see list_project_members).")
+UserEmail = entity_id("user_email", "Work email of a user, e.g. 'mei.ito@acme.example'.")
+WorkspaceId = entity_id("workspace", "Workspace id, e.g. 'WSP-0001'.")
+ProjectId = entity_id("project", "Project id, e.g. 'PRJ-0003' (see list_projects).")
+TaskId = entity_id("task", "Task id, e.g. 'TSK-0042'.")
+CommentId = entity_id("comment", "Task comment id, e.g. 'CMT-0010'.")
+TimeLogId = entity_id("time_log", "Time log id, e.g. 'TLG-0005'.")
+MilestoneId = entity_id("milestone", "Milestone or sprint id, e.g. 'MLS-0002'.")
 
 
-class User(BaseModel):
-    model_config = _STRICT
-    user_id: str
+class User(Record):
+    user_id: UserId
     name: str
-    email: str
+    email: UserEmail
     title: str
     weekly_capacity_hours: float
 
 
-class Workspace(BaseModel):
-    model_config = _STRICT
-    workspace_id: str
+class Workspace(Record):
+    workspace_id: WorkspaceId
     name: str
-    member_ids: list[str] = Field(description="Sorted ids of the users in the workspace.")
+    member_ids: list[UserId] = Field(description="Sorted ids of the users in the workspace.")
 
 
-class Project(BaseModel):
-    model_config = _STRICT
-    project_id: str
-    workspace_id: str
+class Project(Record):
+    project_id: ProjectId
+    workspace_id: WorkspaceId
     name: str
     description: str
-    owner_id: str
+    owner_id: UserId
     status: ProjectStatus
     start_date: str
     due_date: str
     members: dict[str, Role] = Field(description="Role of each member, by user id.")
 
 
-class Task(BaseModel):
-    model_config = _STRICT
-    task_id: str
-    project_id: str
+class Task(Record):
+    task_id: TaskId
+    project_id: ProjectId
     title: str
     description: str = ""
-    assignee_id: str | None = None
+    assignee_id: UserId | None = None
     status: TaskStatus = "todo"
     priority: Priority = "medium"
     due_date: str | None = None
     estimate_hours: float = 0.0
-    parent_id: str | None = Field(None, description="Parent task id when this is a subtask.")
-    depends_on: list[str] = Field(default_factory=list, description="Sorted ids of tasks that must be done first.")
+    parent_id: TaskId | None = Field(None, description="Parent task id when this is a subtask.")
+    depends_on: list[TaskId] = Field(default_factory=list, description="Sorted ids of tasks that must be done first.")
     labels: list[str] = Field(default_factory=list, description="Sorted labels.")
-    milestone_id: str | None = None
+    milestone_id: MilestoneId | None = None
     created_at: str
     completed_at: str | None = None
     logged_hours: float = 0.0
 
 
-class Comment(BaseModel):
-    model_config = _STRICT
-    comment_id: str
-    task_id: str
-    author_id: str
+class Comment(Record):
+    comment_id: CommentId
+    task_id: TaskId
+    author_id: UserId
     body: str
     created_at: str
 
 
-class TimeLog(BaseModel):
-    model_config = _STRICT
-    log_id: str
-    task_id: str
-    user_id: str
+class TimeLog(Record):
+    log_id: TimeLogId
+    task_id: TaskId
+    user_id: UserId
     hours: float
     date: str
     note: str = ""
 
 
-class Milestone(BaseModel):
-    model_config = _STRICT
-    milestone_id: str
-    project_id: str
+class Milestone(Record):
+    milestone_id: MilestoneId
+    project_id: ProjectId
     name: str
     kind: MilestoneKind
     start_date: str | None = Field(None, description="Sprints only: first day.")
@@ -104,7 +105,7 @@ class Milestone(BaseModel):
 
 
 class TaskState(ServerState):
-    current_user_id: str = Field(description="The signed-in user; permissions are checked against this user.")
+    current_user_id: UserId = Field(description="The signed-in user; permissions are checked against this user.")
     users: dict[str, User] = Field(default_factory=dict)
     workspaces: dict[str, Workspace] = Field(default_factory=dict)
     projects: dict[str, Project] = Field(default_factory=dict)

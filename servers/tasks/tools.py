@@ -2,44 +2,47 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
 from prove.env.helpers import lookup, paginate, require
-from prove.env.tool import ToolError, tool
-from prove.env.types import Limit, Offset
+from prove.env.tool import tool
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.tasks.state import (
     MAX_HOURS_PER_DAY,
     MAX_SPRINT_DAYS,
     Comment,
     Milestone,
+    MilestoneId,
     MilestoneKind,
     Priority,
     Project,
+    ProjectId,
     ProjectStatus,
     Role,
     Task,
+    TaskId,
     TaskState,
     TaskStatus,
     TimeLog,
+    UserEmail,
+    UserId,
+    WorkspaceId,
 )
 
-ProjectId = Annotated[str, Field(description="Project id, e.g. 'PRJ-0003' (see list_projects).")]
-TaskId = Annotated[str, Field(description="Task id, e.g. 'TSK-0042'.")]
-UserId = Annotated[str, Field(description="User id, e.g. 'USR-0007' (see list_project_members).")]
-Date = Annotated[str, Field(description="Date, 'YYYY-MM-DD'.")]
+DueDate = day("Due date.")
 
 _PRIORITY_RANK = {"urgent": 0, "high": 1, "medium": 2, "low": 3}
 
 
 class ProjectSummary(BaseModel):
-    project_id: str
-    workspace_id: str
+    project_id: ProjectId
+    workspace_id: WorkspaceId
     name: str
     status: ProjectStatus
-    owner_id: str
+    owner_id: UserId
     owner_name: str
     due_date: str
     your_role: Role | None = Field(description="The signed-in user's role; None when not a member.")
@@ -47,22 +50,20 @@ class ProjectSummary(BaseModel):
     open_tasks: int
 
 
-class ProjectList(BaseModel):
+class ProjectList(Page):
     projects: list[ProjectSummary]
-    total: int
-    next_offset: int | None
 
 
 class MemberInfo(BaseModel):
-    user_id: str
+    user_id: UserId
     name: str
-    email: str
+    email: UserEmail
     title: str
     role: Role
 
 
-class MemberList(BaseModel):
-    project_id: str
+class MemberList(Page):
+    project_id: ProjectId
     members: list[MemberInfo]
 
 
@@ -81,27 +82,25 @@ class ProjectDetails(Project):
 
 
 class TaskSummary(BaseModel):
-    task_id: str
-    project_id: str
+    task_id: TaskId
+    project_id: ProjectId
     title: str
-    assignee_id: str | None
+    assignee_id: UserId | None
     status: TaskStatus
     priority: Priority
     due_date: str | None
     estimate_hours: float
-    parent_id: str | None
+    parent_id: TaskId | None
     labels: list[str]
     overdue: bool
 
 
-class TaskList(BaseModel):
+class TaskList(Page):
     tasks: list[TaskSummary]
-    total: int
-    next_offset: int | None
 
 
 class TaskRef(BaseModel):
-    task_id: str
+    task_id: TaskId
     title: str
     status: TaskStatus
 
@@ -121,13 +120,13 @@ class MilestoneInfo(Milestone):
     tasks_done: int
 
 
-class MilestoneList(BaseModel):
-    project_id: str
+class MilestoneList(Page):
+    project_id: ProjectId
     milestones: list[MilestoneInfo]
 
 
 class UserWorkload(BaseModel):
-    user_id: str
+    user_id: UserId
     name: str
     open_tasks: int
     in_progress: int
@@ -148,15 +147,6 @@ class WorkloadSummary(BaseModel):
 
 def _today(state: TaskState) -> str:
     return state.now[:10]
-
-
-def _date(value: str, param: str) -> str:
-    try:
-        day = datetime.strptime(value.strip(), "%Y-%m-%d").date()
-    except ValueError:
-        raise ToolError(f"{param} must be a date like 2026-06-30, got '{value}'") from None
-    require(2000 <= day.year <= 2100, f"{param} must lie in the years 2000-2100, got '{value}'")
-    return day.isoformat()
 
 
 def _project(state: TaskState, project_id: str, param: str = "project_id") -> Project:
@@ -187,7 +177,7 @@ def _check_can(state: TaskState, project: Project, need: Literal["member", "edit
 
 
 def _check_due(state: TaskState, project: Project, value: str, param: str = "due_date") -> str:
-    day = _date(value, param)
+    day = parse_day(value, param).isoformat()
     require(day >= _today(state), f"{param} {day} is in the past (today is {_today(state)})")
     require(day <= project.due_date, f"{param} {day} is after the due date of project "
             f"'{project.project_id}' ({project.due_date})")
@@ -258,12 +248,12 @@ def _dependency_path(state: TaskState, start: str, goal: str) -> list[str] | Non
 @tool(sensitive=("workspace_id", "member_id"))
 def list_projects(
     state: TaskState,
-    workspace_id: Annotated[str | None, Field(description="Only projects of this workspace, e.g. 'WSP-0001'.")] = None,
+    workspace_id: Annotated[WorkspaceId | None, Field(description="Only projects of this workspace, e.g. 'WSP-0001'.")] = None,
     status: Annotated[ProjectStatus | None, Field(description="Only projects in this status.")] = None,
-    member_id: Annotated[str | None, Field(description="Only projects this user is a member of.")] = None,
+    member_id: Annotated[UserId | None, Field(description="Only projects this user is a member of.")] = None,
     query: Annotated[str, Field(max_length=100, description="Case-insensitive part of the project name.")] = "",
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ProjectList:
     """List projects with their status, owner, due date, your role and open task count."""
     if workspace_id is not None:
@@ -293,26 +283,29 @@ def get_project(state: TaskState, project_id: ProjectId) -> ProjectDetails:
 
 
 @tool(sensitive=("project_id",))
-def list_project_members(state: TaskState, project_id: ProjectId) -> MemberList:
-    """List a project's members with their user ids, emails and roles (owner, editor, viewer)."""
+def list_project_members(state: TaskState, project_id: ProjectId, offset: Offset = 0,
+                         limit: Limit = DEFAULT_LIMIT) -> MemberList:
+    """List a project's members with their user ids, emails and roles (owner, editor, viewer), a page at a time."""
     p = _project(state, project_id)
     rows = [MemberInfo(user_id=u, name=state.users[u].name, email=state.users[u].email, title=state.users[u].title,
                        role=r) for u, r in p.members.items()]
-    return MemberList(project_id=project_id, members=rows)
+    page, nxt = paginate(rows, offset, limit)
+    return MemberList(project_id=project_id, members=page, total=len(rows), next_offset=nxt)
 
 
 @tool(sensitive=("project_id", "assignee_id", "milestone_id"))
 def list_tasks(
     state: TaskState,
-    project_id: Annotated[str | None, Field(description="Only tasks of this project.")] = None,
-    assignee_id: Annotated[str | None, Field(description="Only tasks assigned to this user id.")] = None,
+    project_id: Annotated[ProjectId | None, Field(description="Only tasks of this project.")] = None,
+    assignee_id: Annotated[UserId | None, Field(description="Only tasks assigned to this user id.")] = None,
     status: Annotated[TaskStatus | None, Field(description="Only tasks in this status.")] = None,
     priority: Annotated[Priority | None, Field(description="Only tasks of this priority.")] = None,
     label: Annotated[str | None, Field(description="Only tasks carrying this label, e.g. 'bug'.")] = None,
-    due_before: Annotated[str | None, Field(description="Only tasks due on or before this date (YYYY-MM-DD).")] = None,
-    milestone_id: Annotated[str | None, Field(description="Only tasks in this milestone or sprint.")] = None,
+    due_before: Annotated[day("Only tasks due on or before this date.") | None,
+                          Field(description="Only tasks due on or before this date.")] = None,
+    milestone_id: Annotated[MilestoneId | None, Field(description="Only tasks in this milestone or sprint.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> TaskList:
     """List tasks filtered by project, assignee, status, priority, label, due date or milestone, soonest due first."""
     if project_id is not None:
@@ -321,7 +314,7 @@ def list_tasks(
         lookup(state.users, assignee_id, "assignee_id", "user", hint="use list_project_members to find user ids")
     if milestone_id is not None:
         lookup(state.milestones, milestone_id, "milestone_id", "milestone", hint="use list_milestones")
-    before = _date(due_before, "due_before") if due_before is not None else None
+    before = parse_day(due_before, "due_before").isoformat() if due_before is not None else None
     found = [
         t for t in state.tasks.values()
         if (project_id is None or t.project_id == project_id) and (assignee_id is None or t.assignee_id == assignee_id)
@@ -345,8 +338,10 @@ def list_milestones(
     state: TaskState,
     project_id: ProjectId,
     kind: Annotated[MilestoneKind | None, Field(description="Only milestones or only sprints.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> MilestoneList:
-    """List a project's milestones and sprints with their dates and task progress."""
+    """List a project's milestones and sprints with their dates and task progress, a page at a time."""
     _project(state, project_id)
     rows = []
     for m in state.milestones.values():
@@ -355,14 +350,15 @@ def list_milestones(
             rows.append(MilestoneInfo(**m.model_dump(), tasks_total=len(tasks),
                                       tasks_done=sum(t.status == "done" for t in tasks)))
     rows.sort(key=lambda m: m.due_date)
-    return MilestoneList(project_id=project_id, milestones=rows)
+    page, nxt = paginate(rows, offset, limit)
+    return MilestoneList(project_id=project_id, milestones=page, total=len(rows), next_offset=nxt)
 
 
 @tool(sensitive=("project_id", "user_id"))
 def get_workload_summary(
     state: TaskState,
-    project_id: Annotated[str | None, Field(description="Only this project's tasks and members.")] = None,
-    user_id: Annotated[str | None, Field(description="Only this user.")] = None,
+    project_id: Annotated[ProjectId | None, Field(description="Only this project's tasks and members.")] = None,
+    user_id: Annotated[UserId | None, Field(description="Only this user.")] = None,
 ) -> WorkloadSummary:
     """Summarise each person's open tasks, overdue tasks, remaining estimate and recently logged hours."""
     project = _project(state, project_id) if project_id is not None else None
@@ -395,9 +391,9 @@ def get_workload_summary(
 @tool(write=True, sensitive=("workspace_id",))
 def create_project(
     state: TaskState,
-    workspace_id: Annotated[str, Field(description="Workspace to create it in, e.g. 'WSP-0001'.")],
+    workspace_id: entity_id("workspace", "Workspace to create it in, e.g. 'WSP-0001'."),
     name: Annotated[str, Field(min_length=1, max_length=80, description="Project name, unique in the workspace.")],
-    due_date: Date,
+    due_date: DueDate,
     description: Annotated[str, Field(max_length=1000, description="What the project is about.")] = "",
 ) -> ProjectDetails:
     """Create a project in a workspace; you become its owner and it starts active today."""
@@ -409,7 +405,7 @@ def create_project(
                   if p.workspace_id == workspace_id and p.name.lower() == clean.lower()), None)
     require(clash is None, f"workspace '{workspace_id}' already has a project named '{clean}' "
             f"('{clash.project_id if clash else ''}')")
-    due = _date(due_date, "due_date")
+    due = parse_day(due_date, "due_date").isoformat()
     require(due > _today(state), f"due_date {due} must be after today ({_today(state)})")
     p = Project(project_id=state.new_id("PRJ"), workspace_id=workspace_id, name=clean, description=description.strip(),
                 owner_id=state.current_user_id, status="active", start_date=_today(state), due_date=due,
@@ -422,7 +418,7 @@ def create_project(
 def add_project_member(
     state: TaskState,
     project_id: ProjectId,
-    email: Annotated[str, Field(description="Work email of the person to add, e.g. 'mei.ito@acme.example'.")],
+    email: entity_id("user_email", "Work email of the person to add, e.g. 'mei.ito@acme.example'."),
     role: Annotated[Role, Field(description="Their role: owner, editor (can edit) or viewer (read and comment).")] = "editor",
 ) -> MemberList:
     """Add a workspace user to a project with a role (project owners only)."""
@@ -445,13 +441,14 @@ def create_task(
     project_id: ProjectId,
     title: Annotated[str, Field(min_length=1, max_length=120, description="Short task title.")],
     description: Annotated[str, Field(max_length=2000, description="Details and acceptance criteria.")] = "",
-    assignee_id: Annotated[str | None, Field(description="Project member (owner or editor) to assign.")] = None,
+    assignee_id: Annotated[UserId | None, Field(description="Project member (owner or editor) to assign.")] = None,
     priority: Annotated[Priority, Field(description="Task priority.")] = "medium",
-    due_date: Annotated[str | None, Field(description="Due date (YYYY-MM-DD), not after the project's due date.")] = None,
+    due_date: Annotated[day("Due date, not after the project's due date.") | None,
+                        Field(description="Due date, not after the project's due date.")] = None,
     estimate_hours: Annotated[float, Field(ge=0, le=500, description="Estimated effort in hours.")] = 0.0,
     labels: Annotated[list[str], Field(max_length=5, description="Labels, e.g. ['bug', 'frontend'].")] = [],  # noqa: B006
-    parent_task_id: Annotated[str | None, Field(description="Make it a subtask of this task (same project).")] = None,
-    milestone_id: Annotated[str | None, Field(description="Milestone or sprint of the same project.")] = None,
+    parent_task_id: Annotated[TaskId | None, Field(description="Make it a subtask of this task (same project).")] = None,
+    milestone_id: Annotated[MilestoneId | None, Field(description="Milestone or sprint of the same project.")] = None,
 ) -> TaskDetails:
     """Create a task (or a subtask) in a project you can edit."""
     p = _project(state, project_id)
@@ -520,7 +517,7 @@ def assign_task(state: TaskState, task_id: TaskId, assignee_id: UserId) -> TaskD
 
 
 @tool(write=True, sensitive=("task_id",))
-def set_task_due_date(state: TaskState, task_id: TaskId, due_date: Date) -> TaskDetails:
+def set_task_due_date(state: TaskState, task_id: TaskId, due_date: DueDate) -> TaskDetails:
     """Set or move a task's due date; it must not be in the past or after the project's due date."""
     t = _task(state, task_id)
     p = state.projects[t.project_id]
@@ -534,8 +531,8 @@ def set_task_due_date(state: TaskState, task_id: TaskId, due_date: Date) -> Task
 @tool(write=True, sensitive=("task_id", "depends_on_task_id"))
 def add_task_dependency(
     state: TaskState,
-    task_id: Annotated[str, Field(description="The task that has to wait, e.g. 'TSK-0042'.")],
-    depends_on_task_id: Annotated[str, Field(description="The task that must be done first (same project).")],
+    task_id: entity_id("task", "The task that has to wait, e.g. 'TSK-0042'."),
+    depends_on_task_id: entity_id("task", "The task that must be done first (same project)."),
 ) -> TaskDetails:
     """Record that a task cannot be finished before another task of the same project is done."""
     t = _task(state, task_id)
@@ -575,14 +572,14 @@ def log_time_on_task(
     state: TaskState,
     task_id: TaskId,
     hours: Annotated[float, Field(gt=0, le=24, description="Hours worked, e.g. 1.5.")],
-    date: Annotated[str | None, Field(description="Day worked (YYYY-MM-DD); default today.")] = None,
+    date: Annotated[day("Day worked; default today.") | None, Field(description="Day worked; default today.")] = None,
     note: Annotated[str, Field(max_length=200, description="What was done.")] = "",
 ) -> TaskDetails:
     """Log time you worked on a task; a person may log at most 12 hours per day across all tasks."""
     t = _task(state, task_id)
     p = state.projects[t.project_id]
     _check_can(state, p, "editor")
-    day = _date(date, "date") if date is not None else _today(state)
+    day = parse_day(date, "date").isoformat() if date is not None else _today(state)
     require(day <= _today(state), f"date {day} is in the future (today is {_today(state)})")
     require(day >= p.start_date, f"date {day} is before project '{p.project_id}' started ({p.start_date})")
     used = sum(g.hours for g in state.time_logs.values() if g.user_id == state.current_user_id and g.date == day)
@@ -600,9 +597,9 @@ def create_milestone(
     state: TaskState,
     project_id: ProjectId,
     name: Annotated[str, Field(min_length=1, max_length=80, description="Name, e.g. 'Beta release' or 'Sprint 12'.")],
-    due_date: Annotated[str, Field(description="Due date (sprints: last day), YYYY-MM-DD.")],
+    due_date: day("Due date (sprints: last day)."),
     kind: Annotated[MilestoneKind, Field(description="A one-day milestone or a sprint with a start date.")] = "milestone",
-    start_date: Annotated[str | None, Field(description="Sprints only: first day (YYYY-MM-DD).")] = None,
+    start_date: Annotated[day("Sprints only: first day.") | None, Field(description="Sprints only: first day.")] = None,
 ) -> MilestoneInfo:
     """Create a milestone or a sprint in a project you can edit; sprints of a project may not overlap."""
     p = _project(state, project_id)
@@ -615,7 +612,7 @@ def create_milestone(
     start = None
     if kind == "sprint":
         require(start_date is not None, "start_date is required for a sprint")
-        start = _date(start_date or "", "start_date")
+        start = parse_day(start_date or "", "start_date").isoformat()
         require(start < due, f"start_date {start} must be before due_date {due}")
         days = date.fromisoformat(due).toordinal() - date.fromisoformat(start).toordinal() + 1
         require(days <= MAX_SPRINT_DAYS, f"a sprint lasts at most {MAX_SPRINT_DAYS} days; this one has {days}")

@@ -117,6 +117,17 @@ def test_list_and_get_tasks(hub: Hub) -> None:
     fails(hub, "get_task", "task 'TSK-99' not found", "list_tasks", task_id="TSK-99")
 
 
+def test_members_and_milestones_page(hub: Hub) -> None:
+    first = ok(hub, "list_project_members", project_id="PRJ-0001", limit=2)
+    assert first["total"] == 3 and first["next_offset"] == 2
+    second = ok(hub, "list_project_members", project_id="PRJ-0001", offset=first["next_offset"], limit=2)
+    assert second["total"] == 3 and second["next_offset"] is None
+    assert [m["user_id"] for m in first["members"] + second["members"]] == [ADA, BO, CY]
+    stones = ok(hub, "list_milestones", project_id="PRJ-0001", limit=1)
+    assert stones["total"] == 2 and stones["next_offset"] == 1 and stones["milestones"][0]["name"] == "Sprint 1"
+    assert [m["name"] for m in ok(hub, "list_milestones", project_id="PRJ-0001", offset=1)["milestones"]] == ["Beta"]
+
+
 def test_milestones_and_workload(hub: Hub) -> None:
     stones = ok(hub, "list_milestones", project_id="PRJ-0001")["milestones"]
     assert [(m["name"], m["tasks_total"], m["tasks_done"]) for m in stones] == [("Sprint 1", 1, 0), ("Beta", 0, 0)]
@@ -217,7 +228,8 @@ def test_assign_and_due_date(hub: Hub) -> None:
     fails(hub, "set_task_due_date", "is in the past (today is 2026-05-11)", task_id="TSK-0003", due_date="2026-05-10")
     fails(hub, "set_task_due_date", "after the due date of project 'PRJ-0001' (2026-07-31)", task_id="TSK-0003",
           due_date="2026-08-01")
-    fails(hub, "set_task_due_date", "must lie in the years 2000-2100", task_id="TSK-0003", due_date="1999-01-01")
+    fails(hub, "set_task_due_date", "due_date must be a date YYYY-MM-DD between 2000 and 2100", task_id="TSK-0003",
+          due_date="1999-01-01")
     fails(hub, "set_task_due_date", "archived", task_id="TSK-0007", due_date="2026-06-01")
 
 
