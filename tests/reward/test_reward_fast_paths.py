@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reward_strategies import TOOLS, executed, ground_truths, json_like, valid_call
 
+from prove.calls import call_fields, calls_fields
 from prove.reward import PROVE, normalise_calls, normalise_ground_truth, score_turn
 from prove.reward import components as C
-from prove.reward.parse import call_fields, calls_fields
 from prove.reward.schema import compile_value, object_check, tool_table
 from prove.reward.values import values_match
 

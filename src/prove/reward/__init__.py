@@ -6,9 +6,10 @@ Formulas: ``prove.reward.components``; weights, β and ablations: ``prove.reward
 VERL: ``prove.reward.verl.compute_score``; TRL: ``prove.reward.trl.make_trl_reward``.
 """
 
+from prove.calls import Call, normalise_calls, parse_tool_calls
 from prove.reward.compose import COMPONENT_KEYS, KEYS, score_turn
 from prove.reward.config import ABLATIONS, COMPONENTS, PROVE, RewardConfig, get_config
-from prove.reward.parse import Call, normalise_calls, normalise_ground_truth, parse_tool_calls
+from prove.reward.parse import normalise_ground_truth
 from prove.reward.trl import make_trl_reward, score_batch, trl_reward
 from prove.reward.verl import compute_score
 

@@ -66,8 +66,9 @@ from __future__ import annotations
 import math
 from collections.abc import Container, Sequence
 
+from prove.calls import CallFields
 from prove.reward.config import RewardConfig
-from prove.reward.parse import CallFields, GroundTruth
+from prove.reward.parse import GroundTruth
 from prove.reward.schema import ToolSpec, ToolTable
 from prove.reward.values import values_match
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from prove.calls import calls_fields
 from prove.reward import components as C
 from prove.reward.config import RewardConfig, get_config
-from prove.reward.parse import calls_fields, normalise_ground_truth
+from prove.reward.parse import normalise_ground_truth
 from prove.reward.schema import tool_table
 
 COMPONENT_KEYS: tuple[str, ...] = ("validity", "coverage", "efficiency", "name_signal", "arg_match")

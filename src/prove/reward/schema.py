@@ -28,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from prove.reward.parse import as_list, loads
+from prove.calls import as_list, loads
 
 Check = Callable[[Any], bool]
 

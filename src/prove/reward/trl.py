@@ -11,15 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from prove.calls import Call, normalise_call, parse_tool_calls
 from prove.reward.compose import score_turn
 from prove.reward.config import RewardConfig, get_config
-from prove.reward.parse import (
-    Call,
-    GroundTruth,
-    normalise_call,
-    normalise_ground_truth,
-    parse_tool_calls,
-)
+from prove.reward.parse import GroundTruth, normalise_ground_truth
 
 
 def calls_from_completion(completion: Any) -> list[Call]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from prove.calls import loads, parse_tool_calls
 from prove.reward.compose import score_turn
 from prove.reward.config import RewardConfig
-from prove.reward.parse import loads, parse_tool_calls
 
 TOOL_LOG_KEY = "tool_calls"  # the rollout's call log, written by prove.train.agent_loop.ProveAgentLoop
 

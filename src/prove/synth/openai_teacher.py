@@ -7,7 +7,7 @@ tool schemas.
     outcome = await run_conversation(script, teacher, env)
 
 The model's answers are never trusted: tool calls come from `tool_calls` or, failing that, from
-`<tool_call>` / JSON blocks in the text (prove.reward's parser); malformed arguments go to the hub
+`<tool_call>` blocks in the text (`prove.calls`, the parser the reward uses too); malformed arguments go to the hub
 as they are and come back as errors for the state machine to recover from; transport errors and
 empty answers raise `TeacherError`, which the machine turns into a rejection.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from prove.reward.parse import parse_tool_calls
+from prove.calls import parse_tool_calls
 from prove.synth import phrasing as P
 from prove.synth.machine import Action, Conversation, TeacherError
 

@@ -104,7 +104,7 @@ def refuse_arguments(name: str, raw: str) -> dict[str, Any] | None:
 def hermes_blocks(text: str) -> list[Block]:
     """Every ``<tool_call>`` block of ``text`` in order, as VERL's hermes parser sees it, plus a
     trailing ``<tool_call>`` cut off before its ``</tool_call>`` (VERL ignores it; it counts as a
-    malformed call here, as in ``prove.reward.parse.parse_tool_calls``)."""
+    malformed call here, as in ``prove.calls.parse_tool_calls``)."""
     blocks: list[Block] = []
     if _OPEN in text and _CLOSE in text:
         blocks = [_parse_block(m.group(1)) for m in _BLOCK.finditer(text)]
