@@ -6,9 +6,10 @@ import random
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id, entity_ids
 from prove.env.world import CITIES, COMPANIES, FIRST_NAMES, LAST_NAMES, days_before, iso, phone
 
 UserStatus = Literal["online", "away", "offline", "dnd"]
@@ -26,49 +27,47 @@ MAX_PINNED = 3
 EDIT_WINDOW_MINUTES = 15
 """A sender may edit or delete a message only this long after sending it."""
 
-_STRICT = ConfigDict(extra="forbid")
+UserId = entity_id("user", "Chat user id, e.g. 'USR-0003'.")
+ConversationId = entity_id("conversation", "Conversation id, e.g. 'CNV-0007'.")
+MessageId = entity_id("message", "Message id, e.g. 'MSG-0042'.")
 
 
-class ChatUser(BaseModel):
-    model_config = _STRICT
-    user_id: str
+class ChatUser(Record):
+    user_id: UserId
     handle: str = Field(description="Unique @handle without the '@'.")
     display_name: str
     phone: str
     status: UserStatus
     status_message: str = ""
     last_seen: str
-    contacts: list[str] = Field(default_factory=list, description="Sorted user ids in the address book.")
-    blocked: list[str] = Field(default_factory=list, description="Sorted user ids this user has blocked.")
+    contacts: entity_ids("user", "Sorted user ids in the address book.") = Field(default_factory=list)
+    blocked: entity_ids("user", "Sorted user ids this user has blocked.") = Field(default_factory=list)
 
 
-class Conversation(BaseModel):
-    model_config = _STRICT
-    conversation_id: str
+class Conversation(Record):
+    conversation_id: ConversationId
     kind: ConversationKind
     name: str | None = Field(None, description="Group name; None for direct conversations.")
-    members: list[str] = Field(description="Sorted member user ids.")
-    admins: list[str] = Field(default_factory=list, description="Sorted admin ids (groups only).")
-    muted_by: list[str] = Field(default_factory=list, description="Sorted ids of members who muted it.")
-    pinned_message_ids: list[str] = Field(default_factory=list, description="In pinning order.")
-    created_by: str
+    members: entity_ids("user", "Sorted member user ids.")
+    admins: entity_ids("user", "Sorted admin ids (groups only).") = Field(default_factory=list)
+    muted_by: entity_ids("user", "Sorted ids of members who muted it.") = Field(default_factory=list)
+    pinned_message_ids: entity_ids("message", "In pinning order.") = Field(default_factory=list)
+    created_by: UserId
     created_at: str
 
 
-class Reaction(BaseModel):
-    model_config = _STRICT
-    user_id: str
+class Reaction(Record):
+    user_id: UserId
     emoji: Emoji
 
 
-class Message(BaseModel):
-    model_config = _STRICT
-    message_id: str
-    conversation_id: str
-    sender_id: str
+class Message(Record):
+    message_id: MessageId
+    conversation_id: ConversationId
+    sender_id: UserId
     text: str = Field(description="Empty once the message is deleted.")
     timestamp: str
-    reply_to: str | None = Field(None, description="Id of the message this one replies to.")
+    reply_to: MessageId | None = Field(None, description="Id of the message this one replies to.")
     edited: bool = False
     edited_at: str | None = None
     deleted: bool = False

@@ -8,8 +8,17 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
-from prove.env.tool import ToolError, tool
-from prove.env.types import Limit, Offset
+from prove.env.tool import tool
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    Limit,
+    Offset,
+    Page,
+    entity_id,
+    entity_ids,
+    moment,
+    parse_moment,
+)
 from prove.env.world import iso
 from prove_servers.messaging.state import (
     EDIT_WINDOW_MINUTES,
@@ -20,23 +29,23 @@ from prove_servers.messaging.state import (
     ChatState,
     ChatUser,
     Conversation,
+    ConversationId,
     ConversationKind,
     Emoji,
     Message,
+    MessageId,
     PinAction,
     Reaction,
+    UserId,
     UserStatus,
 )
 
-UserId = Annotated[str, Field(description="Chat user id, e.g. 'USR-0003'.")]
-ConversationId = Annotated[str, Field(description="Conversation id, e.g. 'CNV-0007'.")]
-MessageId = Annotated[str, Field(description="Message id, e.g. 'MSG-0042'.")]
 Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS,
                             description=f"Message text, 1 to {MAX_TEXT_CHARS} characters.")]
 
 
 class UserCard(BaseModel):
-    user_id: str
+    user_id: UserId
     handle: str
     display_name: str
     status: UserStatus
@@ -44,20 +53,17 @@ class UserCard(BaseModel):
     last_seen: str
 
 
-class UserList(BaseModel):
+class UserList(Page):
     users: list[UserCard]
-    total: int
-    next_offset: int | None
 
 
-class ContactList(BaseModel):
-    user_id: str
+class ContactList(Page):
+    user_id: UserId
     contacts: list[UserCard]
-    total: int
 
 
 class ConversationSummary(BaseModel):
-    conversation_id: str
+    conversation_id: ConversationId
     kind: ConversationKind
     title: str = Field(description="Group name, or the other person's display name for a direct chat.")
     member_count: int
@@ -66,10 +72,8 @@ class ConversationSummary(BaseModel):
     last_message_preview: str | None
 
 
-class ConversationList(BaseModel):
+class ConversationList(Page):
     conversations: list[ConversationSummary]
-    total: int
-    next_offset: int | None
 
 
 class ConversationDetail(Conversation):
@@ -77,10 +81,8 @@ class ConversationDetail(Conversation):
     message_count: int
 
 
-class MessageList(BaseModel):
+class MessageList(Page):
     messages: list[Message]
-    total: int
-    next_offset: int | None
 
 
 def _user(state: ChatState, user_id: str, param: str = "user_id") -> ChatUser:
@@ -135,16 +137,6 @@ def _own_recent(state: ChatState, msg: Message, user_id: str, verb: str) -> None
             f"minutes before now ({state.now}), so it can no longer be {verb}")
 
 
-def _since(since: str) -> str:
-    try:
-        parsed = datetime.fromisoformat(since)
-    except ValueError:
-        parsed = None
-    if parsed is None or parsed.tzinfo is not None:
-        raise ToolError(f"since must be a date or time like 2026-03-01 or 2026-03-01T09:30, got '{since}'")
-    return iso(parsed)
-
-
 def _newest_first(messages: list[Message]) -> list[Message]:
     return sorted(messages, key=lambda m: (m.timestamp, m.message_id), reverse=True)
 
@@ -168,7 +160,7 @@ def search_chat_users(
                                             "or phone number; empty matches everyone.")] = "",
     status: Annotated[UserStatus | None, Field(description="Only users with this presence status.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> UserList:
     """Find chat users by handle, name or phone number, optionally only those online, away, etc."""
     q = query.strip().lower().lstrip("@")
@@ -192,25 +184,28 @@ def list_chat_contacts(
     state: ChatState,
     user_id: UserId,
     status: Annotated[UserStatus | None, Field(description="Only contacts with this presence status.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ContactList:
-    """List the people in a user's address book with their presence, e.g. to see who is online."""
+    """List the people in a user's address book with their presence, e.g. to see who is online, a page at a time."""
     user = _user(state, user_id)
     cards = [_card(state.users[c]) for c in user.contacts
              if status is None or state.users[c].status == status]
-    return ContactList(user_id=user_id, contacts=cards, total=len(cards))
+    page, nxt = paginate(cards, offset, limit)
+    return ContactList(user_id=user_id, contacts=page, total=len(cards), next_offset=nxt)
 
 
 @tool(sensitive=("user_id",))
 def list_chat_conversations(
     state: ChatState,
-    user_id: Annotated[str, Field(description="List this user's conversations, e.g. 'USR-0003'.")],
+    user_id: entity_id("user", "List this user's conversations, e.g. 'USR-0003'."),
     kind: Annotated[ConversationKind | None, Field(description="Only direct or only group chats.")] = None,
     muted: Annotated[bool | None, Field(description="Only conversations this user has (true) or "
                                                     "has not (false) muted.")] = None,
     query: Annotated[str, Field(description="Case-insensitive substring of the group name or of a "
                                             "member's display name.")] = "",
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ConversationList:
     """List the conversations a user belongs to, most recently active first, with a preview of the last message."""
     _user(state, user_id)
@@ -253,17 +248,17 @@ def get_chat_conversation(state: ChatState, conversation_id: ConversationId) -> 
 def list_chat_messages(
     state: ChatState,
     conversation_id: ConversationId,
-    since: Annotated[str | None, Field(description="Only messages sent at or after this date or time "
-                                                   "(YYYY-MM-DD or YYYY-MM-DDTHH:MM).")] = None,
-    sender_id: Annotated[str | None, Field(description="Only messages sent by this user id.")] = None,
+    since: Annotated[moment("Only messages sent at or after this time.") | None,
+                     Field(description="Only messages sent at or after this time.")] = None,
+    sender_id: Annotated[UserId | None, Field(description="Only messages sent by this user id.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> MessageList:
     """List a conversation's messages, newest first, optionally since a time or from one sender."""
     _conversation(state, conversation_id)
     if sender_id is not None:
         _user(state, sender_id, "sender_id")
-    start = None if since is None else _since(since)
+    start = None if since is None else iso(parse_moment(since, "since"))
     found = _newest_first([
         m for m in state.messages.values()
         if m.conversation_id == conversation_id
@@ -279,11 +274,11 @@ def search_chat_messages(
     state: ChatState,
     query: Annotated[str, Field(min_length=1, max_length=200,
                                 description="Case-insensitive text to look for in messages.")],
-    user_id: Annotated[str | None, Field(description="Only conversations this user belongs to.")] = None,
-    conversation_id: Annotated[str | None, Field(description="Only this conversation.")] = None,
-    sender_id: Annotated[str | None, Field(description="Only messages sent by this user id.")] = None,
+    user_id: Annotated[UserId | None, Field(description="Only conversations this user belongs to.")] = None,
+    conversation_id: Annotated[ConversationId | None, Field(description="Only this conversation.")] = None,
+    sender_id: Annotated[UserId | None, Field(description="Only messages sent by this user id.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> MessageList:
     """Search message text across conversations, newest first; deleted messages are never matched."""
     if user_id is not None:
@@ -314,14 +309,14 @@ def get_chat_message(state: ChatState, message_id: MessageId) -> Message:
 @tool(write=True, sensitive=("sender_id", "conversation_id", "recipient_id", "reply_to_message_id"))
 def send_chat_message(
     state: ChatState,
-    sender_id: Annotated[str, Field(description="User id of the sender, e.g. 'USR-0003'.")],
+    sender_id: entity_id("user", "User id of the sender, e.g. 'USR-0003'."),
     text: Text,
-    conversation_id: Annotated[str | None, Field(description="Existing conversation to post in; give "
-                                                             "this or recipient_id, not both.")] = None,
-    recipient_id: Annotated[str | None, Field(description="User id to message directly; give this or "
-                                                          "conversation_id, not both.")] = None,
-    reply_to_message_id: Annotated[str | None, Field(description="Message in the same conversation "
-                                                                 "that this one replies to.")] = None,
+    conversation_id: Annotated[ConversationId | None, Field(description="Existing conversation to post in; "
+                                                                        "give this or recipient_id, not both.")] = None,
+    recipient_id: Annotated[UserId | None, Field(description="User id to message directly; give this or "
+                                                             "conversation_id, not both.")] = None,
+    reply_to_message_id: Annotated[MessageId | None, Field(description="Message in the same conversation "
+                                                                       "that this one replies to.")] = None,
 ) -> Message:
     """Send a message to a conversation the sender belongs to, or directly to one user (recipient_id),
     which opens a direct chat if there is none. Users who blocked each other cannot message directly."""
@@ -364,7 +359,7 @@ def send_chat_message(
 @tool(write=True, sensitive=("user_id", "message_id"))
 def edit_chat_message(
     state: ChatState,
-    user_id: Annotated[str, Field(description="User making the edit; must be the message's sender.")],
+    user_id: entity_id("user", "User making the edit; must be the message's sender."),
     message_id: MessageId,
     text: Text,
 ) -> Message:
@@ -380,7 +375,7 @@ def edit_chat_message(
 @tool(write=True, sensitive=("user_id", "message_id"))
 def delete_chat_message(
     state: ChatState,
-    user_id: Annotated[str, Field(description="User deleting the message; must be its sender.")],
+    user_id: entity_id("user", "User deleting the message; must be its sender."),
     message_id: MessageId,
 ) -> Message:
     """Delete a message for everyone (its text and reactions go and it is unpinned); only its
@@ -397,7 +392,7 @@ def delete_chat_message(
 @tool(write=True, sensitive=("user_id", "message_id"))
 def react_to_chat_message(
     state: ChatState,
-    user_id: Annotated[str, Field(description="Reacting user; must be a member of the conversation.")],
+    user_id: entity_id("user", "Reacting user; must be a member of the conversation."),
     message_id: MessageId,
     emoji: Annotated[Emoji, Field(description="The reaction.")],
 ) -> Message:
@@ -417,11 +412,11 @@ def react_to_chat_message(
 @tool(write=True, sensitive=("creator_id", "member_ids"))
 def create_group_chat(
     state: ChatState,
-    creator_id: Annotated[str, Field(description="User creating the group; becomes its admin.")],
+    creator_id: entity_id("user", "User creating the group; becomes its admin."),
     name: Annotated[str, Field(min_length=1, max_length=60, description="Group name.")],
-    member_ids: Annotated[list[str], Field(
-        min_length=2, max_length=MAX_GROUP_MEMBERS - 1,
-        description=f"User ids to add besides the creator: at least 2, at most {MAX_GROUP_MEMBERS - 1}.")],
+    member_ids: entity_ids(
+        "user", f"User ids to add besides the creator: at least 2, at most {MAX_GROUP_MEMBERS - 1}.",
+        min_length=2, max_length=MAX_GROUP_MEMBERS - 1),
 ) -> Conversation:
     """Create a named group chat; the creator becomes its admin. A group holds 3 to 10 members."""
     _user(state, creator_id, "creator_id")
@@ -445,9 +440,9 @@ def create_group_chat(
 @tool(write=True, sensitive=("admin_id", "conversation_id", "user_id"))
 def add_group_chat_member(
     state: ChatState,
-    admin_id: Annotated[str, Field(description="Admin of the group doing the adding.")],
+    admin_id: entity_id("user", "Admin of the group doing the adding."),
     conversation_id: ConversationId,
-    user_id: Annotated[str, Field(description="User to add to the group.")],
+    user_id: entity_id("user", "User to add to the group."),
 ) -> Conversation:
     """Add a user to a group chat; only the group's admins can, and a group holds at most 10 members."""
     conv = _conversation(state, conversation_id)
@@ -467,9 +462,9 @@ def add_group_chat_member(
 @tool(write=True, sensitive=("admin_id", "conversation_id", "user_id"))
 def remove_group_chat_member(
     state: ChatState,
-    admin_id: Annotated[str, Field(description="Admin of the group doing the removing.")],
+    admin_id: entity_id("user", "Admin of the group doing the removing."),
     conversation_id: ConversationId,
-    user_id: Annotated[str, Field(description="Member to remove (an admin may remove themselves).")],
+    user_id: entity_id("user", "Member to remove (an admin may remove themselves)."),
 ) -> Conversation:
     """Remove a member from a group chat; only admins can, and the group's only admin cannot be removed."""
     conv = _conversation(state, conversation_id)
@@ -488,8 +483,8 @@ def remove_group_chat_member(
 @tool(write=True, sensitive=("user_id", "target_user_id"))
 def block_chat_user(
     state: ChatState,
-    user_id: Annotated[str, Field(description="User who blocks or unblocks.")],
-    target_user_id: Annotated[str, Field(description="User to block or unblock.")],
+    user_id: entity_id("user", "User who blocks or unblocks."),
+    target_user_id: entity_id("user", "User to block or unblock."),
     action: Annotated[BlockAction, Field(description="Block (default) or unblock.")] = "block",
 ) -> ChatUser:
     """Block or unblock a user; blocked users cannot message each other directly or add each other to groups."""
@@ -509,7 +504,7 @@ def block_chat_user(
 @tool(write=True, sensitive=("user_id", "message_id"))
 def pin_chat_message(
     state: ChatState,
-    user_id: Annotated[str, Field(description="Member of the conversation who pins or unpins.")],
+    user_id: entity_id("user", "Member of the conversation who pins or unpins."),
     message_id: MessageId,
     action: Annotated[PinAction, Field(description="Pin (default) or unpin.")] = "pin",
 ) -> ConversationDetail:

@@ -97,6 +97,14 @@ def test_users_and_contacts(hub: Hub) -> None:
     fails(hub, "list_chat_contacts", "user 'USR-0042' not found", user_id="USR-0042")
 
 
+def test_contacts_page(hub: Hub) -> None:
+    first = ok(hub, "list_chat_contacts", user_id="USR-0001", limit=2)
+    assert first["total"] == 3 and first["next_offset"] == 2
+    second = ok(hub, "list_chat_contacts", user_id="USR-0001", offset=first["next_offset"], limit=2)
+    assert second["total"] == 3 and second["next_offset"] is None
+    assert ids(first["contacts"] + second["contacts"], "user_id") == ["USR-0002", "USR-0003", "USR-0004"]
+
+
 def test_conversations(hub: Hub) -> None:
     res = ok(hub, "list_chat_conversations", user_id="USR-0001")
     assert ids(res["conversations"], "conversation_id") == ["CNV-0001", "CNV-0003", "CNV-0004"]
@@ -125,14 +133,16 @@ def test_messages(hub: Hub) -> None:
     res = ok(hub, "list_chat_messages", conversation_id="CNV-0003")
     assert ids(res["messages"], "message_id") == ["MSG-0005", "MSG-0004", "MSG-0003"]
     assert res["messages"][0]["deleted"] and res["messages"][0]["text"] == ""
-    assert ok(hub, "list_chat_messages", conversation_id="CNV-0003", since="2026-03-16")["total"] == 2
+    assert ok(hub, "list_chat_messages", conversation_id="CNV-0003", since="2026-03-16T00:00")["total"] == 2
     assert ok(hub, "list_chat_messages", conversation_id="CNV-0003", since="2026-03-16T08:45")["total"] == 1
     assert ids(ok(hub, "list_chat_messages", conversation_id="CNV-0003", sender_id="USR-0003")["messages"],
                "message_id") == ["MSG-0003"]
     page = ok(hub, "list_chat_messages", conversation_id="CNV-0003", limit=2)
     assert page["next_offset"] == 2 and ok(hub, "list_chat_messages", conversation_id="CNV-0003",
                                            offset=2, limit=2)["next_offset"] is None
-    fails(hub, "list_chat_messages", "since must be a date", conversation_id="CNV-0003", since="yesterday")
+    fails(hub, "list_chat_messages", "since must be a date and time YYYY-MM-DDTHH:MM", conversation_id="CNV-0003",
+          since="yesterday")
+    fails(hub, "list_chat_messages", "got '2026-03-16'", conversation_id="CNV-0003", since="2026-03-16")
     fails(hub, "list_chat_messages", "user 'USR-404' not found", "sender_id", conversation_id="CNV-0003",
           sender_id="USR-404")
     fails(hub, "list_chat_messages", "conversation 'CNV-0099' not found", conversation_id="CNV-0099")
