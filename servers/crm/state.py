@@ -6,9 +6,10 @@ import random
 from datetime import date, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id
 from prove.env.world import CITIES, FIRST_NAMES, LAST_NAMES, days_before, phone, slug
 
 Industry = Literal["software", "healthcare", "finance", "retail", "manufacturing", "education",
@@ -36,39 +37,43 @@ NEXT_STAGES: dict[str, tuple[OpenStage, ...]] = {
 """Allowed moves between open stages: one step forward or one step back; closing is separate."""
 QUALIFY_MIN_SCORE = 40
 
-_STRICT = ConfigDict(extra="forbid")
+RepId = entity_id("sales_rep", "Sales rep id, e.g. 'REP-0003'.")
+AccountId = entity_id("account", "CRM account id, e.g. 'ACCT-0004'.")
+ContactId = entity_id("contact", "Contact id, e.g. 'CON-0012'.")
+LeadId = entity_id("lead", "Lead id, e.g. 'LEAD-0007'.")
+OpportunityId = entity_id("opportunity", "Opportunity id, e.g. 'OPP-0021'.")
+ActivityId = entity_id("activity", "Activity id, e.g. 'ACV-0040'.")
+ProductId = entity_id("product", "Product id, e.g. 'PRD-0002'.")
+QuoteId = entity_id("quote", "Quote id, e.g. 'QUO-0005'.")
 
 
-class SalesRep(BaseModel):
-    model_config = _STRICT
-    rep_id: str
+class SalesRep(Record):
+    rep_id: RepId
     name: str
     email: str
     role: RepRole
-    manager_id: str | None = Field(description="The rep's manager (None for managers).")
+    manager_id: RepId | None = Field(description="The rep's manager (None for managers).")
     territory: str
     quarterly_quota: float
     max_accounts: int = Field(description="Capacity: most accounts this rep may own.")
 
 
-class Account(BaseModel):
-    model_config = _STRICT
-    account_id: str
+class Account(Record):
+    account_id: AccountId
     name: str
     industry: Industry
     segment: Segment
     employees: int
     city: str
     website: str
-    owner_rep_id: str
+    owner_rep_id: RepId
     created_on: str
     last_activity_on: str | None = None
 
 
-class Contact(BaseModel):
-    model_config = _STRICT
-    contact_id: str
-    account_id: str
+class Contact(Record):
+    contact_id: ContactId
+    account_id: AccountId
     name: str
     email: str
     phone: str
@@ -76,9 +81,8 @@ class Contact(BaseModel):
     created_on: str
 
 
-class Lead(BaseModel):
-    model_config = _STRICT
-    lead_id: str
+class Lead(Record):
+    lead_id: LeadId
     name: str
     company: str
     industry: Industry
@@ -88,64 +92,59 @@ class Lead(BaseModel):
     source: LeadSource
     status: LeadStatus
     score: int = Field(description="0-100; qualifying needs at least 40.")
-    owner_rep_id: str
+    owner_rep_id: RepId
     created_on: str
     status_reason: str | None = None
-    converted_account_id: str | None = None
-    converted_contact_id: str | None = None
-    converted_opportunity_id: str | None = None
+    converted_account_id: AccountId | None = None
+    converted_contact_id: ContactId | None = None
+    converted_opportunity_id: OpportunityId | None = None
 
 
-class Opportunity(BaseModel):
-    model_config = _STRICT
-    opportunity_id: str
-    account_id: str
+class Opportunity(Record):
+    opportunity_id: OpportunityId
+    account_id: AccountId
     name: str
     stage: Stage
     amount: float | None = Field(description="Expected deal value in USD; None until estimated.")
     close_date: str = Field(description="Expected (open) or actual (closed) close date.")
     probability: int
-    owner_rep_id: str
-    primary_contact_id: str | None = None
+    owner_rep_id: RepId
+    primary_contact_id: ContactId | None = None
     created_on: str
     closed_on: str | None = None
     loss_reason: LossReason | None = None
 
 
-class Activity(BaseModel):
-    model_config = _STRICT
-    activity_id: str
+class Activity(Record):
+    activity_id: ActivityId
     kind: ActivityKind
     subject: str
     notes: str
     date: str
-    account_id: str
-    contact_id: str | None = None
-    opportunity_id: str | None = None
-    rep_id: str
+    account_id: AccountId
+    contact_id: ContactId | None = None
+    opportunity_id: OpportunityId | None = None
+    rep_id: RepId
 
 
-class Product(BaseModel):
-    model_config = _STRICT
-    product_id: str
+class Product(Record):
+    product_id: ProductId
     name: str
     family: ProductFamily
     list_price: float = Field(description="USD per unit per year.")
     active: bool
 
 
-class QuoteLine(BaseModel):
-    model_config = _STRICT
-    product_id: str
+class QuoteLine(Record):
+    product_id: ProductId
     quantity: int
     unit_price: float
     discount_pct: float
 
 
-class Quote(BaseModel):
-    model_config = _STRICT
-    quote_id: str
-    opportunity_id: str
+class Quote(Record):
+    quote_id: QuoteId
+    opportunity_id: OpportunityId
     status: QuoteStatus
     lines: list[QuoteLine]
     total: float

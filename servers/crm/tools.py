@@ -10,48 +10,45 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import Limit, Offset
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.crm.state import (
     NEXT_STAGES,
     OPEN_STAGES,
     QUALIFY_MIN_SCORE,
     STAGE_PROBABILITY,
     Account,
+    AccountId,
     Activity,
     ActivityKind,
     Contact,
+    ContactId,
     CRMState,
     Industry,
     Lead,
+    LeadId,
     LeadSource,
     LeadStatus,
     LossReason,
     OpenStage,
     Opportunity,
+    OpportunityId,
     Quote,
+    RepId,
     RepRole,
     SalesRep,
     Stage,
 )
 
-AccountId = Annotated[str, Field(description="CRM account id, e.g. 'ACCT-0004'.")]
-ContactId = Annotated[str, Field(description="Contact id, e.g. 'CON-0012'.")]
-LeadId = Annotated[str, Field(description="Lead id, e.g. 'LEAD-0007'.")]
-OpportunityId = Annotated[str, Field(description="Opportunity id, e.g. 'OPP-0021'.")]
-RepId = Annotated[str, Field(description="Sales rep id, e.g. 'REP-0003'.")]
 Email = Annotated[str, Field(max_length=120, description="Email address, e.g. 'ana.silva@acme.com'.")]
 Phone = Annotated[str, Field(max_length=30, description="Phone number with 7-15 digits, e.g. '+1-555-201-3344'.")]
-Day = Annotated[str, Field(description="Date, YYYY-MM-DD.")]
 Amount = Annotated[float, Field(gt=0, le=100_000_000, description="Deal value in USD.")]
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _PHONE = re.compile(r"\+?[0-9][0-9 ().-]*[0-9]")
 
 
-class AccountList(BaseModel):
+class AccountList(Page):
     accounts: list[Account]
-    total: int
-    next_offset: int | None
 
 
 class AccountInfo(BaseModel):
@@ -62,22 +59,16 @@ class AccountInfo(BaseModel):
     recent_activities: list[Activity] = Field(description="The five most recent activities.")
 
 
-class ContactList(BaseModel):
+class ContactList(Page):
     contacts: list[Contact]
-    total: int
-    next_offset: int | None
 
 
-class LeadList(BaseModel):
+class LeadList(Page):
     leads: list[Lead]
-    total: int
-    next_offset: int | None
 
 
-class OpportunityList(BaseModel):
+class OpportunityList(Page):
     opportunities: list[Opportunity]
-    total: int
-    next_offset: int | None
 
 
 class OpportunityInfo(BaseModel):
@@ -87,17 +78,15 @@ class OpportunityInfo(BaseModel):
     quotes: list[Quote]
 
 
-class ActivityList(BaseModel):
+class ActivityList(Page):
     activities: list[Activity]
-    total: int
-    next_offset: int | None
 
 
 class RepSummary(BaseModel):
-    rep_id: str
+    rep_id: RepId
     name: str
     role: RepRole
-    manager_id: str | None
+    manager_id: RepId | None
     territory: str
     quarterly_quota: float
     accounts_owned: int
@@ -140,16 +129,6 @@ def _rep(state: CRMState, rep_id: str, param: str) -> SalesRep:
                   hint=f"reps (see get_sales_pipeline_summary): {known(state.reps, 20)}")
 
 
-def _date(value: str, param: str) -> str:
-    try:
-        day = date.fromisoformat(value)
-    except ValueError:
-        day = None
-    require(day is not None and day.isoformat() == value and 2000 <= day.year <= 2100,
-            f"{param} must be a date like 2026-06-30 (years 2000-2100), got '{value}'")
-    return value
-
-
 def _email(value: str, param: str = "email") -> str:
     value = value.strip().lower()
     require(bool(_EMAIL.fullmatch(value)), f"{param} '{value}' is not a valid email address")
@@ -187,9 +166,9 @@ def search_crm_accounts(
     query: Annotated[str, Field(description="Case-insensitive substring of the name or website.")] = "",
     industry: Annotated[Industry | None, Field(description="Only accounts in this industry.")] = None,
     city: Annotated[str | None, Field(description="Only accounts in this city.")] = None,
-    owner_rep_id: Annotated[str | None, Field(description="Only accounts owned by this rep.")] = None,
+    owner_rep_id: Annotated[RepId | None, Field(description="Only accounts owned by this rep.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> AccountList:
     """Find CRM accounts (customer companies) by name, industry, city or owning sales rep."""
     q = query.strip().lower()
@@ -218,10 +197,10 @@ def get_crm_account(state: CRMState, account_id: AccountId) -> AccountInfo:
 @tool(sensitive=("account_id",))
 def list_crm_contacts(
     state: CRMState,
-    account_id: Annotated[str | None, Field(description="Only contacts of this account.")] = None,
+    account_id: Annotated[AccountId | None, Field(description="Only contacts of this account.")] = None,
     query: Annotated[str, Field(description="Case-insensitive substring of name, email or title.")] = "",
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ContactList:
     """List CRM contacts, optionally of one account or matching a name, email or title."""
     if account_id is not None:
@@ -261,7 +240,7 @@ def update_crm_contact(
     email: Annotated[str | None, Field(max_length=120, description="New email address.")] = None,
     phone: Annotated[str | None, Field(max_length=30, description="New phone number (7-15 digits).")] = None,
     title: Annotated[str | None, Field(max_length=80, description="New job title.")] = None,
-    account_id: Annotated[str | None, Field(description="Move the contact to this account.")] = None,
+    account_id: Annotated[AccountId | None, Field(description="Move the contact to this account.")] = None,
 ) -> Contact:
     """Change a contact's email, phone, title or account; only the fields given change."""
     contact = lookup(state.contacts, contact_id, "contact_id", "contact", hint="use list_crm_contacts to find one")
@@ -282,11 +261,11 @@ def list_leads(
     state: CRMState,
     status: Annotated[LeadStatus | None, Field(description="Only leads in this status.")] = None,
     source: Annotated[LeadSource | None, Field(description="Only leads from this source.")] = None,
-    owner_rep_id: Annotated[str | None, Field(description="Only leads owned by this rep.")] = None,
+    owner_rep_id: Annotated[RepId | None, Field(description="Only leads owned by this rep.")] = None,
     min_score: Annotated[int | None, Field(ge=0, le=100, description="Only leads scoring at least this.")] = None,
     query: Annotated[str, Field(description="Case-insensitive substring of name, company or email.")] = "",
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> LeadList:
     """List sales leads, best score first, filtered by status, source, owner, score or text."""
     q = query.strip().lower()
@@ -326,17 +305,17 @@ def convert_lead(
     state: CRMState,
     lead_id: LeadId,
     opportunity_name: Annotated[str, Field(min_length=3, max_length=120, description="Name of the new deal.")],
-    close_date: Annotated[str, Field(description="Expected close date, YYYY-MM-DD, after today.")],
+    close_date: day("Expected close date, after today."),
     amount: Annotated[float | None, Field(gt=0, le=100_000_000, description="Expected deal value in USD.")] = None,
-    account_id: Annotated[str | None, Field(description="Existing account to convert into; "
+    account_id: Annotated[AccountId | None, Field(description="Existing account to convert into; "
                                                         "default: a new account named after the lead's company.")] = None,
 ) -> LeadConversion:
     """Convert a qualified lead into an account (new or existing), a contact and an opportunity."""
     lead = lookup(state.leads, lead_id, "lead_id", "lead", hint="use list_leads to find one")
     require(lead.status == "qualified", f"lead '{lead_id}' is {lead.status}; only qualified leads can be "
             "converted" + (" (use qualify_lead first)" if lead.status in ("new", "contacted") else ""))
-    require(_date(close_date, "close_date") > _today(state),
-            f"close_date {close_date} must be after today ({_today(state)})")
+    close_date = parse_day(close_date, "close_date").isoformat()
+    require(close_date > _today(state), f"close_date {close_date} must be after today ({_today(state)})")
     if account_id is not None:
         _account(state, account_id)
         _unique_email(state, account_id, lead.email)
@@ -369,18 +348,18 @@ def convert_lead(
 @tool(sensitive=("account_id", "owner_rep_id"))
 def list_opportunities(
     state: CRMState,
-    account_id: Annotated[str | None, Field(description="Only this account's opportunities.")] = None,
+    account_id: Annotated[AccountId | None, Field(description="Only this account's opportunities.")] = None,
     stage: Annotated[Stage | None, Field(description="Only opportunities in this stage.")] = None,
-    owner_rep_id: Annotated[str | None, Field(description="Only opportunities owned by this rep.")] = None,
-    closing_before: Annotated[str | None, Field(description="Only close dates before this, YYYY-MM-DD.")] = None,
+    owner_rep_id: Annotated[RepId | None, Field(description="Only opportunities owned by this rep.")] = None,
+    closing_before: Annotated[day("A calendar date.") | None, Field(description="Only close dates before this.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> OpportunityList:
     """List sales opportunities by close date, filtered by account, stage, owner or close date."""
     if account_id is not None:
         _account(state, account_id)
     if closing_before is not None:
-        _date(closing_before, "closing_before")
+        parse_day(closing_before, "closing_before")
     found = sorted((o for o in state.opportunities.values()
                     if (account_id is None or o.account_id == account_id) and (stage is None or o.stage == stage)
                     and (owner_rep_id is None or o.owner_rep_id == owner_rep_id)
@@ -404,14 +383,14 @@ def create_opportunity(
     state: CRMState,
     account_id: AccountId,
     name: Annotated[str, Field(min_length=3, max_length=120, description="Deal name, e.g. 'Acme - Renewal'.")],
-    close_date: Annotated[str, Field(description="Expected close date, YYYY-MM-DD, after today.")],
+    close_date: day("Expected close date, after today."),
     amount: Annotated[float | None, Field(gt=0, le=100_000_000, description="Expected value in USD.")] = None,
-    primary_contact_id: Annotated[str | None, Field(description="Main contact; must belong to the account.")] = None,
+    primary_contact_id: Annotated[ContactId | None, Field(description="Main contact; must belong to the account.")] = None,
 ) -> Opportunity:
     """Open a new opportunity (in prospecting) on an account, owned by the account's owner."""
     acc = _account(state, account_id)
-    require(_date(close_date, "close_date") > _today(state),
-            f"close_date {close_date} must be after today ({_today(state)})")
+    close_date = parse_day(close_date, "close_date").isoformat()
+    require(close_date > _today(state), f"close_date {close_date} must be after today ({_today(state)})")
     if primary_contact_id is not None:
         contact = lookup(state.contacts, primary_contact_id, "primary_contact_id", "contact")
         require(contact.account_id == account_id, f"contact '{primary_contact_id}' belongs to account "
@@ -456,18 +435,18 @@ def close_opportunity(
     state: CRMState,
     opportunity_id: OpportunityId,
     outcome: Annotated[Literal["won", "lost"], Field(description="Won (from negotiation) or lost.")],
-    close_date: Annotated[str | None, Field(description="Actual close date, YYYY-MM-DD, not after "
-                                                        "today; default today.")] = None,
+    close_date: Annotated[day("A calendar date.") | None, Field(description="Actual close date, not after "
+                                                                        "today; default today.")] = None,
     amount: Annotated[float | None, Field(gt=0, le=100_000_000, description="Final deal value in USD.")] = None,
     loss_reason: Annotated[LossReason | None, Field(description="Why it was lost (required when lost).")] = None,
 ) -> Opportunity:
     """Close an opportunity as won (needs negotiation stage and an amount) or lost (needs a reason)."""
     opp = _opportunity(state, opportunity_id)
     _open(opp)
-    day = _date(close_date, "close_date") if close_date is not None else _today(state)
-    require(day <= _today(state), f"close_date {day} is in the future; a deal can only be closed on or "
+    on = parse_day(close_date, "close_date").isoformat() if close_date is not None else _today(state)
+    require(on <= _today(state), f"close_date {on} is in the future; a deal can only be closed on or "
             f"before today ({_today(state)})")
-    require(day >= opp.created_on, f"close_date {day} is before the opportunity was created ({opp.created_on})")
+    require(on >= opp.created_on, f"close_date {on} is before the opportunity was created ({opp.created_on})")
     final = amount if amount is not None else opp.amount
     if outcome == "won":
         require(opp.stage == "negotiation", f"opportunity '{opportunity_id}' is in {opp.stage}; only deals in "
@@ -478,7 +457,7 @@ def close_opportunity(
                 "price, competitor, no_budget, no_decision, timing, product_fit")
     opp.stage = "closed_won" if outcome == "won" else "closed_lost"
     opp.probability, opp.amount = STAGE_PROBABILITY[opp.stage], final
-    opp.close_date = opp.closed_on = day
+    opp.close_date = opp.closed_on = on
     opp.loss_reason = loss_reason if outcome == "lost" else None
     return opp
 
@@ -489,16 +468,16 @@ def log_crm_activity(
     account_id: AccountId,
     kind: Annotated[ActivityKind, Field(description="call, email, meeting or note.")],
     subject: Annotated[str, Field(min_length=2, max_length=120, description="Short subject line.")],
-    date: Annotated[str, Field(description="When it happened, YYYY-MM-DD, not after today.")],
-    rep_id: Annotated[str, Field(description="Sales rep who did it, e.g. 'REP-0003'.")],
+    date: day("When it happened, not after today."),
+    rep_id: entity_id("sales_rep", "Sales rep who did it, e.g. 'REP-0003'."),
     notes: Annotated[str, Field(max_length=2000, description="Free-text notes.")] = "",
-    contact_id: Annotated[str | None, Field(description="Contact involved; must belong to the account.")] = None,
-    opportunity_id: Annotated[str | None, Field(description="Related opportunity of the account.")] = None,
+    contact_id: Annotated[ContactId | None, Field(description="Contact involved; must belong to the account.")] = None,
+    opportunity_id: Annotated[OpportunityId | None, Field(description="Related opportunity of the account.")] = None,
 ) -> Activity:
     """Record a call, email, meeting or note against an account (and optionally a contact or deal)."""
     acc = _account(state, account_id)
-    day = _date(date, "date")
-    require(day <= _today(state), f"date {day} is in the future (today is {_today(state)}); log activities "
+    on = parse_day(date, "date").isoformat()
+    require(on <= _today(state), f"date {on} is in the future (today is {_today(state)}); log activities "
             "after they happen")
     _rep(state, rep_id, "rep_id")
     if contact_id is not None:
@@ -510,29 +489,29 @@ def log_crm_activity(
         require(opp.account_id == account_id,
                 f"opportunity '{opportunity_id}' belongs to account '{opp.account_id}', not '{account_id}'")
     act = Activity(activity_id=state.new_id("ACV"), kind=kind, subject=subject.strip(), notes=notes.strip(),
-                   date=day, account_id=account_id, contact_id=contact_id, opportunity_id=opportunity_id,
+                   date=on, account_id=account_id, contact_id=contact_id, opportunity_id=opportunity_id,
                    rep_id=rep_id)
     state.activities[act.activity_id] = act
-    acc.last_activity_on = max(acc.last_activity_on or "", day)
+    acc.last_activity_on = max(acc.last_activity_on or "", on)
     return act
 
 
 @tool(sensitive=("account_id", "opportunity_id", "contact_id"))
 def list_crm_activities(
     state: CRMState,
-    account_id: Annotated[str | None, Field(description="Only activities on this account.")] = None,
-    opportunity_id: Annotated[str | None, Field(description="Only activities about this opportunity.")] = None,
-    contact_id: Annotated[str | None, Field(description="Only activities with this contact.")] = None,
+    account_id: Annotated[AccountId | None, Field(description="Only activities on this account.")] = None,
+    opportunity_id: Annotated[OpportunityId | None, Field(description="Only activities about this opportunity.")] = None,
+    contact_id: Annotated[ContactId | None, Field(description="Only activities with this contact.")] = None,
     kind: Annotated[ActivityKind | None, Field(description="Only this kind of activity.")] = None,
-    since: Annotated[str | None, Field(description="Only on or after this date, YYYY-MM-DD.")] = None,
+    since: Annotated[day("A calendar date.") | None, Field(description="Only on or after this date.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ActivityList:
     """List logged calls, emails, meetings and notes, newest first, by account, deal, contact or kind."""
     if account_id is not None:
         _account(state, account_id)
     if since is not None:
-        _date(since, "since")
+        parse_day(since, "since")
     found = sorted((a for a in state.activities.values()
                     if (account_id is None or a.account_id == account_id)
                     and (opportunity_id is None or a.opportunity_id == opportunity_id)
@@ -546,14 +525,14 @@ def list_crm_activities(
 @tool(sensitive=("rep_id",))
 def get_sales_pipeline_summary(
     state: CRMState,
-    rep_id: Annotated[str | None, Field(description="Only this rep (a manager also gets their team).")] = None,
+    rep_id: Annotated[RepId | None, Field(description="Only this rep (a manager also gets their team).")] = None,
 ) -> PipelineSummary:
     """Sales reps with quota, capacity, open and weighted pipeline and quarter attainment, plus stage totals."""
     if rep_id is not None:
         _rep(state, rep_id, "rep_id")
-    day = date.fromisoformat(_today(state))
-    q = (day.month - 1) // 3
-    start = date(day.year, 3 * q + 1, 1).isoformat()
+    today = date.fromisoformat(_today(state))
+    q = (today.month - 1) // 3
+    start = date(today.year, 3 * q + 1, 1).isoformat()
     team = [r for r in state.reps.values() if rep_id is None or r.rep_id == rep_id or r.manager_id == rep_id]
     mine = {r.rep_id for r in team}
     opps = [o for o in state.opportunities.values() if o.owner_rep_id in mine]
@@ -573,16 +552,15 @@ def get_sales_pipeline_summary(
     stages: list[Stage] = [*OPEN_STAGES, "closed_won", "closed_lost"]
     totals = [StageTotal(stage=s, count=sum(o.stage == s for o in opps),
                          amount=round(sum(o.amount or 0 for o in opps if o.stage == s), 2)) for s in stages]
-    return PipelineSummary(quarter=f"{day.year}-Q{q + 1}", reps=rows, by_stage=totals)
+    return PipelineSummary(quarter=f"{today.year}-Q{q + 1}", reps=rows, by_stage=totals)
 
 
 @tool(write=True, sensitive=("account_id", "new_owner_rep_id", "requested_by_rep_id"))
 def reassign_crm_account(
     state: CRMState,
     account_id: AccountId,
-    new_owner_rep_id: Annotated[str, Field(description="Rep who will own the account.")],
-    requested_by_rep_id: Annotated[str, Field(description="Rep making the change: the current owner "
-                                                          "or their manager.")],
+    new_owner_rep_id: entity_id("sales_rep", "Rep who will own the account."),
+    requested_by_rep_id: entity_id("sales_rep", "Rep making the change: the current owner or their manager."),
 ) -> Account:
     """Give an account (and its open opportunities) to another sales rep with spare capacity."""
     acc = _account(state, account_id)
