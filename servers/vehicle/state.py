@@ -6,9 +6,10 @@ import random
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id
 from prove.env.world import days_before, email, iso, person, phone
 
 Permission = Literal["owner", "driver", "guest"]
@@ -35,37 +36,39 @@ LOW_TIRE_MARGIN = 0.3
 BOOKING_HORIZON_DAYS = 60
 COST_PER_KWH: dict[str, float] = {"home_ac": 0.3, "public_ac": 0.45, "dc_fast": 0.65}
 
-_STRICT = ConfigDict(extra="forbid")
+UserId = entity_id("user", "App user id, e.g. 'USR-0002'.")
+VehicleId = entity_id("vehicle", "Vehicle id, e.g. 'VEH-0003' (from list_my_vehicles).")
+TripId = entity_id("trip", "Trip id, e.g. 'TRP-0040'.")
+SessionId = entity_id("charging_session", "Charging session id, e.g. 'CHG-0012'.")
+AlertId = entity_id("alert", "Vehicle alert id, e.g. 'ALR-0005'.")
+CenterId = entity_id("service_center", "Service center id, e.g. 'CTR-0002'.")
+AppointmentId = entity_id("service_appointment", "Service appointment id, e.g. 'SVC-0004'.")
 
 
-class AppUser(BaseModel):
-    model_config = _STRICT
-    user_id: str
+class AppUser(Record):
+    user_id: UserId
     name: str
     email: str
     phone: str
     city: str
 
 
-class AccessGrant(BaseModel):
-    model_config = _STRICT
-    user_id: str
+class AccessGrant(Record):
+    user_id: UserId
     permission: Permission
     granted_at: str
-    granted_by: str | None = Field(None, description="Who shared the access; None for the owner.")
+    granted_by: UserId | None = Field(None, description="Who shared the access; None for the owner.")
 
 
-class TirePressures(BaseModel):
-    model_config = _STRICT
+class TirePressures(Record):
     front_left: float = Field(description="Bar.")
     front_right: float
     rear_left: float
     rear_right: float
 
 
-class Vehicle(BaseModel):
-    model_config = _STRICT
-    vehicle_id: str
+class Vehicle(Record):
+    vehicle_id: VehicleId
     vin: str = Field(description="17-character vehicle identification number.")
     nickname: str
     model: str
@@ -100,11 +103,10 @@ class Vehicle(BaseModel):
     access: list[AccessGrant]
 
 
-class Trip(BaseModel):
-    model_config = _STRICT
-    trip_id: str
-    vehicle_id: str
-    driver_id: str
+class Trip(Record):
+    trip_id: TripId
+    vehicle_id: VehicleId
+    driver_id: UserId
     started_at: str
     ended_at: str
     start_place: str
@@ -116,10 +118,9 @@ class Trip(BaseModel):
     avg_speed_kmh: float
 
 
-class ChargingSession(BaseModel):
-    model_config = _STRICT
-    session_id: str
-    vehicle_id: str
+class ChargingSession(Record):
+    session_id: SessionId
+    vehicle_id: VehicleId
     status: SessionStatus
     charger_type: ChargerType
     city: str
@@ -131,10 +132,9 @@ class ChargingSession(BaseModel):
     cost_eur: float
 
 
-class Alert(BaseModel):
-    model_config = _STRICT
-    alert_id: str
-    vehicle_id: str
+class Alert(Record):
+    alert_id: AlertId
+    vehicle_id: VehicleId
     kind: AlertKind
     severity: Severity
     message: str
@@ -142,9 +142,8 @@ class Alert(BaseModel):
     resolved: bool = False
 
 
-class ServiceCenter(BaseModel):
-    model_config = _STRICT
-    center_id: str
+class ServiceCenter(Record):
+    center_id: CenterId
     name: str
     city: str
     address: str
@@ -152,15 +151,14 @@ class ServiceCenter(BaseModel):
     slot_times: list[str] = Field(description="Appointment start times (HH:MM) offered Monday to Friday.")
 
 
-class ServiceAppointment(BaseModel):
-    model_config = _STRICT
-    appointment_id: str
-    vehicle_id: str
-    center_id: str
+class ServiceAppointment(Record):
+    appointment_id: AppointmentId
+    vehicle_id: VehicleId
+    center_id: CenterId
     start: str
     service_type: ServiceType
     status: AppointmentStatus
-    booked_by: str
+    booked_by: UserId
     notes: str = ""
 
 

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import Limit, Offset
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_id,
+    moment,
+    parse_day,
+    parse_moment,
+)
 from prove_servers.vehicle.state import (
     BOOKING_HORIZON_DAYS,
     COST_PER_KWH,
@@ -23,27 +33,30 @@ from prove_servers.vehicle.state import (
     PERMISSION_RANK,
     AccessGrant,
     Alert,
+    CenterId,
     ChargerType,
     ChargingSession,
     Connectivity,
     Permission,
     ServiceAppointment,
     ServiceType,
+    SessionId,
     Severity,
     SharePermission,
     TirePosition,
     Trip,
     UpdateStatus,
+    UserId,
     Vehicle,
+    VehicleId,
     VehicleState,
 )
 
-VehicleId = Annotated[str, Field(description="Vehicle id, e.g. 'VEH-0003' (from list_my_vehicles).")]
-UserId = Annotated[str, Field(description="Your app user id (whose permission is checked), e.g. 'USR-0002'.")]
+ActingUserId = entity_id("user", "Your app user id (whose permission is checked), e.g. 'USR-0002'.")
 
 
 class VehicleSummary(BaseModel):
-    vehicle_id: str
+    vehicle_id: VehicleId
     nickname: str
     model: str
     vin: str
@@ -57,21 +70,20 @@ class VehicleSummary(BaseModel):
     locked: bool
 
 
-class VehicleList(BaseModel):
-    user_id: str
+class VehicleList(Page):
+    user_id: UserId
     vehicles: list[VehicleSummary]
-    total: int
 
 
 class AccessEntry(BaseModel):
-    user_id: str
+    user_id: UserId
     name: str
     permission: Permission
     granted_at: str
 
 
 class VehicleStatus(BaseModel):
-    vehicle_id: str
+    vehicle_id: VehicleId
     nickname: str
     model: str
     model_year: int
@@ -88,7 +100,7 @@ class VehicleStatus(BaseModel):
     plugged_in: bool
     charger_type: ChargerType | None
     charging: bool
-    active_charging_session_id: str | None
+    active_charging_session_id: SessionId | None
     city: str
     lat: float
     lon: float
@@ -114,7 +126,7 @@ class TireReading(BaseModel):
 
 
 class TireReport(BaseModel):
-    vehicle_id: str
+    vehicle_id: VehicleId
     recommended_bar: float
     low_below_bar: float
     measured_at: str
@@ -122,54 +134,47 @@ class TireReport(BaseModel):
     any_low: bool
 
 
-class TripList(BaseModel):
-    vehicle_id: str
+class TripList(Page):
+    vehicle_id: VehicleId
     trips: list[Trip]
-    total: int
     total_distance_km: float = Field(description="Over all matching trips, not just this page.")
-    next_offset: int | None
 
 
-class SessionList(BaseModel):
-    vehicle_id: str
+class SessionList(Page):
+    vehicle_id: VehicleId
     sessions: list[ChargingSession]
-    total: int
     total_energy_kwh: float
     total_cost_eur: float
-    next_offset: int | None
 
 
-class AlertList(BaseModel):
-    vehicle_id: str
+class AlertList(Page):
+    vehicle_id: VehicleId
     alerts: list[Alert]
-    total: int
 
 
 class ServiceSlot(BaseModel):
-    center_id: str
+    center_id: CenterId
     center_name: str
     address: str
     start: str
     services: list[ServiceType]
 
 
-class SlotList(BaseModel):
+class SlotList(Page):
     city: str
     slots: list[ServiceSlot]
-    total: int
-    next_offset: int | None
 
 
 class ChargeSettings(BaseModel):
-    vehicle_id: str
+    vehicle_id: VehicleId
     charge_limit_pct: int
     battery_pct: int
     charging: bool
-    stopped_session_id: str | None = Field(description="Session ended because the new limit is reached.")
+    stopped_session_id: SessionId | None = Field(description="Session ended because the new limit is reached.")
 
 
 class AccessList(BaseModel):
-    vehicle_id: str
+    vehicle_id: VehicleId
     access: list[AccessEntry]
 
 
@@ -251,17 +256,6 @@ def _status(state: VehicleState, veh: Vehicle, user_id: str) -> VehicleStatus:
     )
 
 
-def _day(value: str, param: str) -> date:
-    try:
-        day = datetime.strptime(value, "%Y-%m-%d").date()
-    except ValueError:
-        day = None
-    require(day is not None and 2000 <= day.year <= 2100,
-            f"{param} must be a date like 2026-05-14 (YYYY-MM-DD), got '{value}'")
-    assert day is not None
-    return day
-
-
 def _finish_session(state: VehicleState, veh: Vehicle, session: ChargingSession) -> ChargingSession:
     """Stop charging and close `session` at the current battery level."""
     capacity = MODELS[veh.model][1] if veh.model in MODELS else 75
@@ -275,10 +269,12 @@ def _finish_session(state: VehicleState, veh: Vehicle, session: ChargingSession)
 @tool(sensitive=("user_id",))
 def list_my_vehicles(
     state: VehicleState,
-    user_id: UserId,
+    user_id: ActingUserId,
     permission: Annotated[Permission | None, Field(description="Only vehicles where you hold this permission.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> VehicleList:
-    """List the vehicles an app user can access (owned or shared with them) with a short status each."""
+    """List the vehicles an app user can access (owned or shared with them) with a short status each, a page at a time."""
     lookup(state.users, user_id, "user_id", "user")
     found = []
     for veh in state.vehicles.values():
@@ -288,11 +284,12 @@ def list_my_vehicles(
                 vehicle_id=veh.vehicle_id, nickname=veh.nickname, model=veh.model, vin=veh.vin, ev=veh.ev,
                 your_permission=grant.permission, connectivity=veh.connectivity, battery_pct=veh.battery_pct,
                 fuel_pct=veh.fuel_pct, range_km=veh.range_km, city=veh.city, locked=veh.locked))
-    return VehicleList(user_id=user_id, vehicles=found, total=len(found))
+    page, nxt = paginate(found, offset, limit)
+    return VehicleList(user_id=user_id, vehicles=page, total=len(found), next_offset=nxt)
 
 
 @tool(sensitive=("vehicle_id", "user_id"))
-def get_vehicle_status(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> VehicleStatus:
+def get_vehicle_status(state: VehicleState, vehicle_id: VehicleId, user_id: ActingUserId) -> VehicleStatus:
     """Get a vehicle's full status: charge or fuel, range, location, locks, climate, software, access list.
 
     Asleep or offline vehicles report their last known data (see last_seen).
@@ -301,7 +298,7 @@ def get_vehicle_status(state: VehicleState, vehicle_id: VehicleId, user_id: User
 
 
 @tool(sensitive=("vehicle_id", "user_id"))
-def get_tire_pressures(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> TireReport:
+def get_tire_pressures(state: VehicleState, vehicle_id: VehicleId, user_id: ActingUserId) -> TireReport:
     """Get the four tire pressures against the recommended pressure, flagging low tires."""
     veh = _allowed(state, vehicle_id, user_id, "guest", "reading tire pressures")
     low = _low_tires(veh)
@@ -318,17 +315,18 @@ def get_tire_pressures(state: VehicleState, vehicle_id: VehicleId, user_id: User
 def list_vehicle_trips(
     state: VehicleState,
     vehicle_id: VehicleId,
-    user_id: UserId,
-    since: Annotated[str | None, Field(description="Only trips started on or after this date (YYYY-MM-DD).")] = None,
-    driver_id: Annotated[str | None, Field(description="Only trips driven by this user id.")] = None,
+    user_id: ActingUserId,
+    since: Annotated[day("Only trips started on or after this date.") | None,
+                     Field(description="Only trips started on or after this date.")] = None,
+    driver_id: Annotated[UserId | None, Field(description="Only trips driven by this user id.")] = None,
     min_distance_km: Annotated[float | None, Field(ge=0, le=5000, description="Only trips at least this long.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> TripList:
     """List a vehicle's trips, newest first, with distance and energy or fuel used (drivers and owners only)."""
     _allowed(state, vehicle_id, user_id, "driver", "viewing trip history")
-    day = _day(since, "since").isoformat() if since is not None else ""
-    found = [t for t in reversed(state.trips.values()) if t.vehicle_id == vehicle_id and t.started_at[:10] >= day
+    since_day = parse_day(since, "since").isoformat() if since is not None else ""
+    found = [t for t in reversed(state.trips.values()) if t.vehicle_id == vehicle_id and t.started_at[:10] >= since_day
              and (driver_id is None or t.driver_id == driver_id)
              and (min_distance_km is None or t.distance_km >= min_distance_km)]
     page, nxt = paginate(found, offset, limit)
@@ -340,18 +338,19 @@ def list_vehicle_trips(
 def list_vehicle_charging_sessions(
     state: VehicleState,
     vehicle_id: VehicleId,
-    user_id: UserId,
-    since: Annotated[str | None, Field(description="Only sessions started on or after this date (YYYY-MM-DD).")] = None,
+    user_id: ActingUserId,
+    since: Annotated[day("Only sessions started on or after this date.") | None,
+                     Field(description="Only sessions started on or after this date.")] = None,
     charger_type: Annotated[ChargerType | None, Field(description="Only sessions on this kind of charger.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> SessionList:
     """List an electric vehicle's charging sessions, newest first, with energy and cost totals."""
     veh = _allowed(state, vehicle_id, user_id, "driver", "viewing charging history")
     _ev(veh, "charging history")
-    day = _day(since, "since").isoformat() if since is not None else ""
+    since_day = parse_day(since, "since").isoformat() if since is not None else ""
     found = [s for s in sorted(state.charging_sessions.values(), key=lambda s: s.started_at, reverse=True)
-             if s.vehicle_id == vehicle_id and s.started_at[:10] >= day
+             if s.vehicle_id == vehicle_id and s.started_at[:10] >= since_day
              and (charger_type is None or s.charger_type == charger_type)]
     page, nxt = paginate(found, offset, limit)
     return SessionList(vehicle_id=vehicle_id, sessions=page, total=len(found), next_offset=nxt,
@@ -363,16 +362,19 @@ def list_vehicle_charging_sessions(
 def list_vehicle_alerts(
     state: VehicleState,
     vehicle_id: VehicleId,
-    user_id: UserId,
+    user_id: ActingUserId,
     severity: Annotated[Severity | None, Field(description="Only alerts of this severity.")] = None,
     include_resolved: Annotated[bool, Field(description="Also list alerts already resolved.")] = False,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> AlertList:
-    """List a vehicle's alerts (low tire pressure, service due, updates, unlocked doors), newest first."""
+    """List a vehicle's alerts (low tire pressure, service due, updates, unlocked doors), newest first, a page at a time."""
     _allowed(state, vehicle_id, user_id, "guest", "viewing alerts")
     found = [a for a in sorted(state.alerts.values(), key=lambda a: a.created_at, reverse=True)
              if a.vehicle_id == vehicle_id and (include_resolved or not a.resolved)
              and (severity is None or a.severity == severity)]
-    return AlertList(vehicle_id=vehicle_id, alerts=found, total=len(found))
+    page, nxt = paginate(found, offset, limit)
+    return AlertList(vehicle_id=vehicle_id, alerts=page, total=len(found), next_offset=nxt)
 
 
 def _free_slots(state: VehicleState, center_ids: list[str], first: date, days: int) -> list[ServiceSlot]:
@@ -396,17 +398,17 @@ def _free_slots(state: VehicleState, center_ids: list[str], first: date, days: i
 def find_vehicle_service_slots(
     state: VehicleState,
     city: Annotated[str, Field(min_length=1, max_length=60, description="City of the service center, e.g. 'Berlin'.")],
-    start_date: Annotated[str, Field(description="First day to search, YYYY-MM-DD.")],
+    start_date: day("First day to search."),
     days: Annotated[int, Field(ge=1, le=14, description="How many days to search from start_date (1-14).")] = 5,
     service_type: Annotated[ServiceType | None, Field(description="Only centers offering this service.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> SlotList:
     """Find free service appointment slots at the manufacturer's service centers in a city (weekdays)."""
     cities = sorted({c.city for c in state.service_centers.values()})
     match = next((c for c in cities if c.lower() == city.strip().lower()), None)
     require(match is not None, f"no service center in '{city}' (parameter 'city'); cities with centers: {', '.join(cities)}")
-    first = _day(start_date, "start_date")
+    first = parse_day(start_date, "start_date")
     centers = [c.center_id for c in state.service_centers.values()
                if c.city == match and (service_type is None or service_type in c.services)]
     slots = _free_slots(state, centers, first, days)
@@ -415,7 +417,7 @@ def find_vehicle_service_slots(
 
 
 @tool(write=True, sensitive=("vehicle_id", "user_id"))
-def wake_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> VehicleStatus:
+def wake_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: ActingUserId) -> VehicleStatus:
     """Wake an asleep vehicle so it accepts remote commands; offline vehicles cannot be woken."""
     veh = _allowed(state, vehicle_id, user_id, "guest", "waking the vehicle")
     require(veh.connectivity != "online", f"vehicle '{vehicle_id}' is already online; no need to wake it")
@@ -426,7 +428,7 @@ def wake_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) ->
 
 
 @tool(write=True, sensitive=("vehicle_id", "user_id"))
-def lock_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> VehicleStatus:
+def lock_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: ActingUserId) -> VehicleStatus:
     """Lock all doors remotely; clears any open 'door unlocked' alert."""
     veh = _allowed(state, vehicle_id, user_id, "guest", "locking")
     _online(veh)
@@ -439,7 +441,7 @@ def lock_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) ->
 
 
 @tool(write=True, sensitive=("vehicle_id", "user_id"))
-def unlock_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> VehicleStatus:
+def unlock_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: ActingUserId) -> VehicleStatus:
     """Unlock the doors remotely (drivers and owners only; not while a software update installs)."""
     veh = _allowed(state, vehicle_id, user_id, "driver", "unlocking")
     _online(veh)
@@ -453,7 +455,7 @@ def unlock_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) 
 def set_vehicle_climate(
     state: VehicleState,
     vehicle_id: VehicleId,
-    user_id: UserId,
+    user_id: ActingUserId,
     on: Annotated[bool, Field(description="True to start (or retarget) climate, false to stop it.")],
     target_temp_c: Annotated[float | None, Field(ge=MIN_CABIN_C, le=MAX_CABIN_C, description="Cabin target in °C (15-28, rounded to 0.5); only with on=true. Omit to keep the current target.")] = None,
 ) -> VehicleStatus:
@@ -478,7 +480,7 @@ def set_vehicle_climate(
 
 
 @tool(write=True, sensitive=("vehicle_id", "user_id"))
-def start_vehicle_charging(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> ChargingSession:
+def start_vehicle_charging(state: VehicleState, vehicle_id: VehicleId, user_id: ActingUserId) -> ChargingSession:
     """Start charging a plugged-in electric vehicle up to its charge limit; returns the new session."""
     veh = _allowed(state, vehicle_id, user_id, "driver", "starting charging")
     _ev(veh, "charging")
@@ -499,7 +501,7 @@ def start_vehicle_charging(state: VehicleState, vehicle_id: VehicleId, user_id: 
 
 
 @tool(write=True, sensitive=("vehicle_id", "user_id"))
-def stop_vehicle_charging(state: VehicleState, vehicle_id: VehicleId, user_id: UserId) -> ChargingSession:
+def stop_vehicle_charging(state: VehicleState, vehicle_id: VehicleId, user_id: ActingUserId) -> ChargingSession:
     """Stop an electric vehicle's charging now; returns the completed session."""
     veh = _allowed(state, vehicle_id, user_id, "driver", "stopping charging")
     _ev(veh, "charging")
@@ -515,7 +517,7 @@ def stop_vehicle_charging(state: VehicleState, vehicle_id: VehicleId, user_id: U
 def set_charge_limit(
     state: VehicleState,
     vehicle_id: VehicleId,
-    user_id: UserId,
+    user_id: ActingUserId,
     charge_limit_pct: Annotated[int, Field(ge=MIN_CHARGE_LIMIT, le=MAX_CHARGE_LIMIT, description="New charge limit, 50-100 percent.")],
 ) -> ChargeSettings:
     """Set where an electric vehicle stops charging; a limit at or below the battery level ends charging."""
@@ -535,9 +537,9 @@ def set_charge_limit(
 def book_vehicle_service(
     state: VehicleState,
     vehicle_id: VehicleId,
-    user_id: UserId,
-    center_id: Annotated[str, Field(description="Service center id, e.g. 'CTR-0002' (from find_vehicle_service_slots).")],
-    start: Annotated[str, Field(description="Slot start, YYYY-MM-DDTHH:MM, as listed by find_vehicle_service_slots.")],
+    user_id: ActingUserId,
+    center_id: entity_id("service_center", "Service center id, e.g. 'CTR-0002' (from find_vehicle_service_slots)."),
+    start: moment("Slot start, as listed by find_vehicle_service_slots."),
     service_type: Annotated[ServiceType, Field(description="What the workshop should do.")],
     notes: Annotated[str, Field(max_length=300, description="Optional note for the workshop.")] = "",
 ) -> ServiceAppointment:
@@ -548,13 +550,9 @@ def book_vehicle_service(
     require(service_type in center.services,
             f"{center.name} ({center_id}) does not offer {service_type}; it offers: {', '.join(center.services)}")
     require(not (veh.ev and service_type == "oil_change"), f"'{vehicle_id}' is electric and needs no oil change")
-    try:
-        when = datetime.strptime(start, "%Y-%m-%dT%H:%M")
-    except ValueError:
-        when = None
-    require(when is not None and 2000 <= when.year <= 2100,
-            f"start must look like 2026-05-14T10:00 (YYYY-MM-DDTHH:MM), got '{start}'")
-    assert when is not None
+    when = parse_moment(start, "start")
+    if when.second == 0:
+        start = when.isoformat(timespec="minutes")
     require(start > state.now, f"start {start} is not in the future (now {state.now})")
     require(when <= state.now_dt() + timedelta(days=BOOKING_HORIZON_DAYS),
             f"start {start} is more than {BOOKING_HORIZON_DAYS} days ahead; book a nearer date")
@@ -580,7 +578,7 @@ def book_vehicle_service(
 def set_valet_mode(
     state: VehicleState,
     vehicle_id: VehicleId,
-    user_id: UserId,
+    user_id: ActingUserId,
     enabled: Annotated[bool, Field(description="True to turn valet mode on, false to turn it off.")],
     valet_pin: Annotated[str, Field(description="4-digit PIN: chosen when turning on, required to turn off.")],
 ) -> VehicleStatus:
@@ -603,7 +601,7 @@ def set_valet_mode(
 def share_vehicle_access(
     state: VehicleState,
     vehicle_id: VehicleId,
-    user_id: UserId,
+    user_id: ActingUserId,
     recipient_email: Annotated[str, Field(description="Email of the app user to share with.")],
     permission: Annotated[SharePermission, Field(description="driver: drive, unlock and charge; guest: view, lock and climate only.")],
 ) -> AccessList:

@@ -236,7 +236,7 @@ def test_book_service(hub: Hub) -> None:
     fails(hub, "book_vehicle_service", "Monday-Friday", start="2026-05-16T08:00", **base)
     fails(hub, "book_vehicle_service", "not in the future", start="2026-05-11T08:00", **base)
     fails(hub, "book_vehicle_service", "more than 60 days ahead", start="2026-08-03T08:00", **base)
-    fails(hub, "book_vehicle_service", "must look like", start="next Monday", **base)
+    fails(hub, "book_vehicle_service", "start must be a date and time YYYY-MM-DDTHH:MM", start="next Monday", **base)
     fails(hub, "book_vehicle_service", "does not offer battery_check", "annual_inspection",
           **{**base, "service_type": "battery_check"}, start="2026-05-13T10:00")
     fails(hub, "book_vehicle_service", "needs no oil change", **{**base, "service_type": "oil_change"},
@@ -252,6 +252,25 @@ def test_book_service(hub: Hub) -> None:
     assert ok(hub, "get_vehicle_status", vehicle_id="VEH-0004", user_id=ADA)["upcoming_appointment"][
         "appointment_id"] == "SVC-0003"
     fails(hub, "book_vehicle_service", "already has appointment 'SVC-0003'", start="2026-05-14T10:00", **base)
+
+
+def test_book_service_accepts_seconds_of_the_shared_format(hub: Hub) -> None:
+    base = {"vehicle_id": "VEH-0004", "user_id": ADA, "center_id": "CTR-0001", "service_type": "tire_service"}
+    fails(hub, "book_vehicle_service", "not one of its slots", start="2026-05-13T10:00:30", **base)
+    assert ok(hub, "book_vehicle_service", start="2026-05-13T10:00:00", **base)["start"] == "2026-05-13T10:00"
+
+
+def test_vehicles_and_alerts_page(hub: Hub) -> None:
+    first = ok(hub, "list_my_vehicles", user_id=ADA, limit=3)
+    assert first["total"] == 4 and first["next_offset"] == 3
+    second = ok(hub, "list_my_vehicles", user_id=ADA, offset=first["next_offset"], limit=3)
+    assert second["total"] == 4 and second["next_offset"] is None
+    assert [v["vehicle_id"] for v in first["vehicles"] + second["vehicles"]] == [
+        "VEH-0001", "VEH-0002", "VEH-0004", "VEH-0005"]
+    alerts = ok(hub, "list_vehicle_alerts", vehicle_id="VEH-0001", user_id=ADA, include_resolved=True, limit=1)
+    assert alerts["total"] == 2 and alerts["next_offset"] == 1
+    rest = ok(hub, "list_vehicle_alerts", vehicle_id="VEH-0001", user_id=ADA, include_resolved=True, offset=1)
+    assert rest["next_offset"] is None and rest["alerts"][0]["alert_id"] != alerts["alerts"][0]["alert_id"]
 
 
 def test_valet_mode(hub: Hub) -> None:
