@@ -6,9 +6,10 @@ import random
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id
 from prove.env.world import LAST_NAMES, STREETS, days_before, email, person
 
 HomeMode = Literal["home", "away", "vacation", "night"]
@@ -23,12 +24,15 @@ LOCK_MIN_BATTERY = 10
 FIRMWARE_MIN_BATTERY = 20
 """A battery-powered device below this percentage refuses firmware updates."""
 
-_STRICT = ConfigDict(extra="forbid")
+HomeId = entity_id("home", "Home id, e.g. 'HOM-0002'.")
+RoomId = entity_id("room", "Room id, e.g. 'RM-0005'.")
+DeviceId = entity_id("device", "Device id, e.g. 'DEV-0014'.")
+SceneId = entity_id("scene", "Scene id, e.g. 'SCN-0003'.")
+AutomationId = entity_id("automation", "Automation id, e.g. 'AUT-0002'.")
 
 
-class Home(BaseModel):
-    model_config = _STRICT
-    home_id: str
+class Home(Record):
+    home_id: HomeId
     name: str
     owner: str
     owner_email: str
@@ -39,19 +43,17 @@ class Home(BaseModel):
     mode_changed_at: str
 
 
-class Room(BaseModel):
-    model_config = _STRICT
-    room_id: str
-    home_id: str
+class Room(Record):
+    room_id: RoomId
+    home_id: HomeId
     name: str
     floor: int
 
 
-class Device(BaseModel):
-    model_config = _STRICT
-    device_id: str
-    home_id: str
-    room_id: str
+class Device(Record):
+    device_id: DeviceId
+    home_id: HomeId
+    room_id: RoomId
     name: str
     device_type: DeviceType
     model: str
@@ -74,11 +76,10 @@ class Device(BaseModel):
     firmware_updated_at: str | None = None
 
 
-class SceneAction(BaseModel):
+class SceneAction(Record):
     """One device's settings inside a scene; fields left out are not touched."""
 
-    model_config = _STRICT
-    device_id: str = Field(description="Device to set, e.g. 'DEV-0004' (must be in the scene's home).")
+    device_id: entity_id("device", "Device to set, e.g. 'DEV-0004' (must be in the scene's home).")
     on: bool | None = Field(None, description="Lights, plugs, speakers: switch on or off.")
     brightness: int | None = Field(None, ge=1, le=100, description="Lights: 1-100 percent.")
     color_temp: int | None = Field(None, ge=2200, le=6500, description="Tunable lights: kelvin.")
@@ -92,36 +93,33 @@ class SceneAction(BaseModel):
     volume: int | None = Field(None, ge=0, le=100, description="Speakers: 0-100.")
 
 
-class Scene(BaseModel):
-    model_config = _STRICT
-    scene_id: str
-    home_id: str
+class Scene(Record):
+    scene_id: SceneId
+    home_id: HomeId
     name: str
     actions: list[SceneAction]
     created_at: str
     last_activated: str | None = None
 
 
-class Automation(BaseModel):
-    model_config = _STRICT
-    automation_id: str
-    home_id: str
+class Automation(Record):
+    automation_id: AutomationId
+    home_id: HomeId
     name: str
     trigger: Trigger
-    trigger_device_id: str | None = Field(None, description="Sensor, lock or thermostat watched.")
+    trigger_device_id: DeviceId | None = Field(None, description="Sensor, lock or thermostat watched.")
     at_time: str | None = Field(None, description="Time triggers: local time HH:MM.")
     threshold_c: float | None = Field(None, description="Temperature triggers: fire above this °C.")
     only_in_modes: list[HomeMode] = Field(default_factory=list, description="Empty: any mode.")
-    scene_id: str = Field(description="Scene the automation activates when it fires.")
+    scene_id: entity_id("scene", "Scene the automation activates when it fires.")
     enabled: bool
     created_at: str
     last_triggered: str | None = None
 
 
-class EnergyLog(BaseModel):
-    model_config = _STRICT
-    device_id: str
-    home_id: str
+class EnergyLog(Record):
+    device_id: DeviceId
+    home_id: HomeId
     daily_kwh: dict[str, float] = Field(description="kWh used per day, keyed by YYYY-MM-DD.")
 
 

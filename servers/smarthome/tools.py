@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
-from prove.env.types import Limit, Offset
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_id,
+    entity_ids,
+    parse_day,
+)
 from prove_servers.smarthome.state import (
     FIRMWARE_MIN_BATTERY,
     LOCK_MIN_BATTERY,
@@ -17,18 +26,19 @@ from prove_servers.smarthome.state import (
     MIN_TARGET_C,
     Automation,
     Device,
+    DeviceId,
     DeviceType,
     Home,
+    HomeId,
     HomeMode,
+    RoomId,
     Scene,
     SceneAction,
+    SceneId,
     SmartHomeState,
     ThermostatMode,
     Trigger,
 )
-
-HomeId = Annotated[str, Field(description="Home id, e.g. 'HOM-0002'.")]
-DeviceId = Annotated[str, Field(description="Device id, e.g. 'DEV-0014'.")]
 
 # What a scene action (and so a device command) may set, per device type.
 _SETTABLE: dict[DeviceType, tuple[str, ...]] = {
@@ -46,33 +56,29 @@ _SETTINGS = ("on", "brightness", "color_temp", "target_temp", "hvac_mode", "lock
 
 
 class DeviceRef(BaseModel):
-    device_id: str
+    device_id: DeviceId
     name: str
 
 
-class HomeList(BaseModel):
+class HomeList(Page):
     homes: list[Home]
-    total: int
 
 
 class RoomInfo(BaseModel):
-    room_id: str
+    room_id: RoomId
     name: str
     floor: int
     device_count: int
     offline_count: int
 
 
-class RoomList(BaseModel):
-    home_id: str
+class RoomList(Page):
+    home_id: HomeId
     rooms: list[RoomInfo]
-    total: int
 
 
-class DeviceList(BaseModel):
+class DeviceList(Page):
     devices: list[Device]
-    total: int
-    next_offset: int | None
 
 
 class DeviceDetails(Device):
@@ -81,18 +87,16 @@ class DeviceDetails(Device):
     update_available: bool
 
 
-class SceneList(BaseModel):
+class SceneList(Page):
     scenes: list[Scene]
-    total: int
 
 
-class AutomationList(BaseModel):
+class AutomationList(Page):
     automations: list[Automation]
-    total: int
 
 
 class DeviceEnergy(BaseModel):
-    device_id: str
+    device_id: DeviceId
     name: str
     device_type: DeviceType
     kwh: float
@@ -104,7 +108,7 @@ class DailyEnergy(BaseModel):
 
 
 class EnergyReport(BaseModel):
-    home_id: str
+    home_id: HomeId
     start_date: str
     end_date: str
     total_kwh: float
@@ -114,7 +118,7 @@ class EnergyReport(BaseModel):
 
 
 class HomeStatus(BaseModel):
-    home_id: str
+    home_id: HomeId
     name: str
     mode: HomeMode
     now: str
@@ -130,24 +134,24 @@ class HomeStatus(BaseModel):
 
 
 class SceneActivation(BaseModel):
-    scene_id: str
-    home_id: str
+    scene_id: SceneId
+    home_id: HomeId
     name: str
     devices: list[DeviceRef]
     activated_at: str
 
 
 class HomeModeChange(BaseModel):
-    home_id: str
+    home_id: HomeId
     previous_mode: HomeMode
     mode: HomeMode
     changed_at: str
-    cameras_started: list[str]
-    cameras_stopped: list[str]
+    cameras_started: entity_ids("device", "Cameras that started recording.")
+    cameras_stopped: entity_ids("device", "Cameras that stopped recording.")
 
 
 class FirmwareUpdate(BaseModel):
-    device_id: str
+    device_id: DeviceId
     name: str
     model: str
     previous_firmware: str
@@ -217,8 +221,10 @@ def list_homes(
     query: Annotated[str, Field(description="Case-insensitive substring of the home or owner name.")] = "",
     city: Annotated[str | None, Field(description="Only homes in this city.")] = None,
     mode: Annotated[HomeMode | None, Field(description="Only homes currently in this mode.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> HomeList:
-    """Find smart homes on the hub by home or owner name, city or current mode."""
+    """Find smart homes on the hub by home or owner name, city or current mode, a page at a time."""
     q = query.strip().lower()
     found = [
         h for h in state.homes.values()
@@ -226,12 +232,14 @@ def list_homes(
         and (city is None or h.city.lower() == city.strip().lower())
         and (mode is None or h.mode == mode)
     ]
-    return HomeList(homes=found, total=len(found))
+    page, nxt = paginate(found, offset, limit)
+    return HomeList(homes=page, total=len(found), next_offset=nxt)
 
 
 @tool(sensitive=("home_id",))
-def list_rooms(state: SmartHomeState, home_id: HomeId) -> RoomList:
-    """List the rooms of a home with how many devices each has and how many are offline."""
+def list_rooms(state: SmartHomeState, home_id: HomeId, offset: Offset = 0,
+               limit: Limit = DEFAULT_LIMIT) -> RoomList:
+    """List the rooms of a home with how many devices each has and how many are offline, a page at a time."""
     _home(state, home_id)
     rooms = []
     for room in state.rooms.values():
@@ -240,21 +248,22 @@ def list_rooms(state: SmartHomeState, home_id: HomeId) -> RoomList:
         devs = [d for d in state.devices.values() if d.room_id == room.room_id]
         rooms.append(RoomInfo(room_id=room.room_id, name=room.name, floor=room.floor,
                               device_count=len(devs), offline_count=sum(not d.online for d in devs)))
-    return RoomList(home_id=home_id, rooms=rooms, total=len(rooms))
+    page, nxt = paginate(rooms, offset, limit)
+    return RoomList(home_id=home_id, rooms=page, total=len(rooms), next_offset=nxt)
 
 
 @tool(sensitive=("home_id", "room_id"))
 def list_devices(
     state: SmartHomeState,
-    home_id: Annotated[str | None, Field(description="Only devices in this home, e.g. 'HOM-0002'.")] = None,
-    room_id: Annotated[str | None, Field(description="Only devices in this room, e.g. 'RM-0005'.")] = None,
+    home_id: Annotated[HomeId | None, Field(description="Only devices in this home, e.g. 'HOM-0002'.")] = None,
+    room_id: Annotated[RoomId | None, Field(description="Only devices in this room, e.g. 'RM-0005'.")] = None,
     device_type: Annotated[DeviceType | None, Field(description="Only devices of this type.")] = None,
     online: Annotated[bool | None, Field(description="true: only online; false: only offline.")] = None,
     update_available: Annotated[
         bool | None, Field(description="true: only devices with newer firmware available.")
     ] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> DeviceList:
     """List devices filtered by home, room, type, connectivity and pending firmware, a page at a time."""
     if home_id is not None:
@@ -308,29 +317,22 @@ def get_home_status(state: SmartHomeState, home_id: HomeId) -> HomeStatus:
     )
 
 
-def _parse_date(value: str, param: str) -> date:
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise ToolError(f"{param} must be a date like 2026-03-09, got '{value}'") from None
-
-
 @tool(sensitive=("home_id", "room_id", "device_id"))
 def get_energy_usage(
     state: SmartHomeState,
     home_id: HomeId,
     start_date: Annotated[
-        str | None, Field(description="First day, YYYY-MM-DD (default: 7 days ago).")
+        day("First day.") | None, Field(description="First day (default: 7 days ago).")
     ] = None,
-    end_date: Annotated[str | None, Field(description="Last day, YYYY-MM-DD (default: yesterday).")] = None,
-    room_id: Annotated[str | None, Field(description="Only devices in this room of the home.")] = None,
-    device_id: Annotated[str | None, Field(description="Only this metered device of the home.")] = None,
+    end_date: Annotated[day("Last day.") | None, Field(description="Last day (default: yesterday).")] = None,
+    room_id: Annotated[RoomId | None, Field(description="Only devices in this room of the home.")] = None,
+    device_id: Annotated[DeviceId | None, Field(description="Only this metered device of the home.")] = None,
 ) -> EnergyReport:
     """Report a home's electricity use in kWh over a date range, per device and per day."""
     _home(state, home_id)
     today = state.now_dt().date()
-    end = _parse_date(end_date, "end_date") if end_date else today - timedelta(days=1)
-    start = _parse_date(start_date, "start_date") if start_date else end - timedelta(days=6)
+    end = parse_day(end_date, "end_date") if end_date else today - timedelta(days=1)
+    start = parse_day(start_date, "start_date") if start_date else end - timedelta(days=6)
     require(start <= end, f"start_date {start} is after end_date {end}")
     if room_id is not None:
         room = lookup(state.rooms, room_id, "room_id", "room")
@@ -349,10 +351,10 @@ def get_energy_usage(
         if (room_id is not None and d.room_id != room_id) or device_id not in (None, d.device_id):
             continue
         kwh = 0.0
-        for day, value in state.energy[d.device_id].daily_kwh.items():
-            if lo <= day <= hi:
+        for when, value in state.energy[d.device_id].daily_kwh.items():
+            if lo <= when <= hi:
                 kwh += value
-                per_day[day] = per_day.get(day, 0.0) + value
+                per_day[when] = per_day.get(when, 0.0) + value
         per_device.append(DeviceEnergy(device_id=d.device_id, name=d.name,
                                        device_type=d.device_type, kwh=round(kwh, 3)))
     per_device.sort(key=lambda e: (-e.kwh, e.device_id))
@@ -365,11 +367,13 @@ def get_energy_usage(
 
 
 @tool(sensitive=("home_id",))
-def list_scenes(state: SmartHomeState, home_id: HomeId) -> SceneList:
-    """List a home's scenes with the device settings each one applies."""
+def list_scenes(state: SmartHomeState, home_id: HomeId, offset: Offset = 0,
+                limit: Limit = DEFAULT_LIMIT) -> SceneList:
+    """List a home's scenes with the device settings each one applies, a page at a time."""
     _home(state, home_id)
     scenes = [s for s in state.scenes.values() if s.home_id == home_id]
-    return SceneList(scenes=scenes, total=len(scenes))
+    page, nxt = paginate(scenes, offset, limit)
+    return SceneList(scenes=page, total=len(scenes), next_offset=nxt)
 
 
 @tool(sensitive=("home_id",))
@@ -378,15 +382,18 @@ def list_automations(
     home_id: HomeId,
     enabled: Annotated[bool | None, Field(description="true: only enabled; false: only disabled.")] = None,
     trigger: Annotated[Trigger | None, Field(description="Only automations with this trigger.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> AutomationList:
-    """List a home's automations (trigger, conditions, scene run, enabled flag)."""
+    """List a home's automations (trigger, conditions, scene run, enabled flag), a page at a time."""
     _home(state, home_id)
     found = [
         a for a in state.automations.values()
         if a.home_id == home_id and (enabled is None or a.enabled == enabled)
         and (trigger is None or a.trigger == trigger)
     ]
-    return AutomationList(automations=found, total=len(found))
+    page, nxt = paginate(found, offset, limit)
+    return AutomationList(automations=page, total=len(found), next_offset=nxt)
 
 
 @tool(write=True, sensitive=("device_id", "brightness", "color_temp"))
@@ -511,7 +518,7 @@ def create_scene(
 @tool(write=True, sensitive=("scene_id",))
 def activate_scene(
     state: SmartHomeState,
-    scene_id: Annotated[str, Field(description="Scene id, e.g. 'SCN-0003'.")],
+    scene_id: SceneId,
 ) -> SceneActivation:
     """Apply every device setting of a scene at once; fails without changes if a device cannot comply."""
     scene = lookup(state.scenes, scene_id, "scene_id", "scene")
@@ -547,10 +554,8 @@ def create_automation(
     trigger: Annotated[Trigger, Field(
         description="What fires it: a time of day, motion, a door opening, or a temperature threshold.",
     )],
-    scene_id: Annotated[str, Field(
-        description="Scene of the same home to activate when it fires, e.g. 'SCN-0002'.",
-    )],
-    trigger_device_id: Annotated[str | None, Field(
+    scene_id: entity_id("scene", "Scene of the same home to activate when it fires, e.g. 'SCN-0002'."),
+    trigger_device_id: Annotated[DeviceId | None, Field(
         description="Device watched: a motion sensor (motion), a lock or contact sensor (door_open), "
         "a thermostat or temperature sensor (temperature). Not for 'time'.",
     )] = None,

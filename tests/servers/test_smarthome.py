@@ -217,6 +217,17 @@ def test_locks(hub: Hub) -> None:
     fails(hub, "unlock_door", "is a sensor, not a lock", device_id="DEV-0002", code="1234")
 
 
+def test_rooms_and_scenes_page(hub: Hub) -> None:
+    first = ok(hub, "list_scenes", home_id="HOM-0001", limit=2)
+    assert first["total"] == 3 and first["next_offset"] == 2
+    second = ok(hub, "list_scenes", home_id="HOM-0001", offset=first["next_offset"], limit=2)
+    assert second["total"] == 3 and second["next_offset"] is None
+    assert ids(first["scenes"] + second["scenes"], "scene_id") == ["SCN-0001", "SCN-0002", "SCN-0003"]
+    rooms = ok(hub, "list_rooms", home_id="HOM-0001", limit=1)
+    assert rooms["total"] == 2 and rooms["next_offset"] == 1
+    assert ok(hub, "list_rooms", home_id="HOM-0001", offset=1, limit=1)["next_offset"] is None
+
+
 def test_create_and_activate_scene(hub: Hub) -> None:
     assert ids(ok(hub, "list_scenes", home_id="HOM-0001")["scenes"], "scene_id") == [
         "SCN-0001", "SCN-0002", "SCN-0003"]
