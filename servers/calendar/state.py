@@ -6,9 +6,10 @@ import random
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id, entity_ids, moment
 from prove.env.world import COMPANIES, email, iso, person
 
 Department = Literal["engineering", "design", "sales", "marketing", "finance", "people", "legal"]
@@ -23,33 +24,36 @@ ReminderMethod = Literal["popup", "email"]
 DOMAIN = "northwind.example"
 """Every person's email is at this company domain."""
 
-_STRICT = ConfigDict(extra="forbid")
+PersonEmail = entity_id("person", "A person's work email, e.g. 'amara.chen@northwind.example'.")
+"""People are named by their email in every tool; `person_id` is only the directory's key."""
+PersonEmails = entity_ids("person", "People's work emails.")
+CalendarId = entity_id("calendar", "Calendar id, e.g. 'CAL-0004'.")
+RoomId = entity_id("meeting_room", "Meeting room id, e.g. 'RM-0003'.")
+EventId = entity_id("event", "Event id, e.g. 'EVT-0012'.")
+ReminderId = entity_id("reminder", "Reminder id, e.g. 'REM-0005'.")
 
 
-class Person(BaseModel):
-    model_config = _STRICT
-    person_id: str
+class Person(Record):
+    person_id: str = Field(description="Directory key; tools name people by email.")
     name: str
-    email: str
+    email: PersonEmail
     department: Department
     title: str
     timezone: str = Field(description="IANA time zone the person works in; all event times are UTC.")
     office: str
 
 
-class Calendar(BaseModel):
-    model_config = _STRICT
-    calendar_id: str
+class Calendar(Record):
+    calendar_id: CalendarId
     name: str
     kind: CalendarKind
-    owner_email: str
-    member_emails: list[str] = Field(description="Who may add events (sorted); the owner for personal ones.")
+    owner_email: PersonEmail
+    member_emails: PersonEmails = Field(description="Who may add events (sorted); the owner for personal ones.")
     description: str
 
 
-class MeetingRoom(BaseModel):
-    model_config = _STRICT
-    room_id: str
+class MeetingRoom(Record):
+    room_id: RoomId
     name: str
     building: str
     floor: int
@@ -57,35 +61,32 @@ class MeetingRoom(BaseModel):
     equipment: list[Equipment] = Field(description="Sorted list of installed equipment.")
 
 
-class Attendee(BaseModel):
-    model_config = _STRICT
-    email: str
+class Attendee(Record):
+    email: PersonEmail
     response: Response
 
 
-class Event(BaseModel):
-    model_config = _STRICT
-    event_id: str
-    calendar_id: str
+class Event(Record):
+    event_id: EventId
+    calendar_id: CalendarId
     title: str
     description: str
-    start: str = Field(description="Start of the (first) occurrence, UTC 'YYYY-MM-DDTHH:MM'.")
-    end: str = Field(description="End of the (first) occurrence, UTC 'YYYY-MM-DDTHH:MM'.")
+    start: moment("Start of the (first) occurrence, UTC.")
+    end: moment("End of the (first) occurrence, UTC.")
     location: str
-    room_id: str | None = None
-    organizer_email: str
+    room_id: RoomId | None = None
+    organizer_email: PersonEmail
     attendees: list[Attendee] = Field(description="Invited people other than the organizer.")
     visibility: Visibility
     recurrence: Recurrence
     status: EventStatus
-    updated_at: str
+    updated_at: moment("Last change, UTC.")
 
 
-class Reminder(BaseModel):
-    model_config = _STRICT
-    reminder_id: str
-    event_id: str
-    person_email: str
+class Reminder(Record):
+    reminder_id: ReminderId
+    event_id: EventId
+    person_email: PersonEmail
     minutes_before: int
     method: ReminderMethod
 

@@ -3,77 +3,81 @@
 from __future__ import annotations
 
 import difflib
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, time, timedelta
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
-from prove.env.types import Limit, Offset
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_id,
+    entity_ids,
+    moment,
+    parse_day,
+    parse_moment,
+)
 from prove.env.world import iso
 from prove_servers.calendar.state import (
     Attendee,
     Calendar,
+    CalendarId,
     CalendarKind,
     CalendarState,
     Department,
     Equipment,
     Event,
+    EventId,
     EventStatus,
     MeetingRoom,
     Person,
+    PersonEmail,
     Recurrence,
     Reminder,
     ReminderMethod,
+    RoomId,
     Visibility,
     occurrences,
 )
 
-EventId = Annotated[str, Field(description="Event id, e.g. 'EVT-0012'.")]
-RoomId = Annotated[str, Field(description="Meeting room id, e.g. 'RM-0003'.")]
-Email = Annotated[str, Field(description="A person's work email, e.g. 'amara.chen@northwind.example'.")]
-Time = Annotated[str, Field(description="UTC date and time, 'YYYY-MM-DDTHH:MM'.")]
-Date = Annotated[str, Field(description="Date, 'YYYY-MM-DD'.")]
+Time = moment("UTC date and time.")
+Date = day("The day to show.")
 
 _HORIZON = timedelta(weeks=8)
 """How far ahead a recurring series is checked for clashes."""
 _MAX_RANGE_DAYS = 92
-_YEARS = (2000, 2100)
-"""Dates and times outside these years are refused (keeps date arithmetic in range)."""
 
 
-class PersonList(BaseModel):
+class PersonList(Page):
     people: list[Person]
-    total: int
-    next_offset: int | None
 
 
-class CalendarList(BaseModel):
+class CalendarList(Page):
     calendars: list[Calendar]
-    total: int
-    next_offset: int | None
 
 
 class EventSummary(BaseModel):
-    event_id: str
-    calendar_id: str
+    event_id: EventId
+    calendar_id: CalendarId
     title: str
     occurrence_start: str = Field(description="Start of the occurrence shown (= start for one-off events).")
     occurrence_end: str
     recurrence: Recurrence
     location: str
-    room_id: str | None
-    organizer_email: str
+    room_id: RoomId | None
+    organizer_email: PersonEmail
     attendee_count: int
     visibility: Visibility
     status: EventStatus
 
 
-class EventList(BaseModel):
+class EventList(Page):
     events: list[EventSummary]
-    total: int
-    next_offset: int | None
 
 
 class EventDetails(BaseModel):
@@ -83,57 +87,33 @@ class EventDetails(BaseModel):
 
 
 class TimeSlot(BaseModel):
-    start: str
-    end: str
+    start: moment("Start of the free window, UTC.")
+    end: moment("End of the free window, UTC.")
 
 
-class FreeSlots(BaseModel):
+class FreeSlots(Page):
     date: str
     duration_minutes: int
     slots: list[TimeSlot] = Field(description="Free windows at least duration_minutes long; any start "
                                               "from a window's start to its end minus the duration works.")
 
 
-class RoomList(BaseModel):
+class RoomList(Page):
     rooms: list[MeetingRoom]
-    total: int
-    next_offset: int | None
 
 
 class RoomBooking(BaseModel):
-    event_id: str
+    event_id: EventId
     title: str
     start: str
     end: str
-    organizer_email: str
+    organizer_email: PersonEmail
 
 
 class RoomSchedule(BaseModel):
     room: MeetingRoom
     date: str
     bookings: list[RoomBooking]
-
-
-def _time(value: str, param: str) -> datetime:
-    try:
-        dt = datetime.fromisoformat(value.strip()) if len(value.strip()) > 10 else None
-    except ValueError:
-        dt = None
-    if dt is None:
-        raise ToolError(f"{param} must be a UTC time like 2026-03-20T14:00, got '{value}'")
-    if dt.tzinfo is not None:
-        dt = dt.astimezone(timezone.utc).replace(tzinfo=None)
-    require(_YEARS[0] <= dt.year <= _YEARS[1], f"{param} must lie in the years {_YEARS[0]}-{_YEARS[1]}")
-    return dt.replace(second=0, microsecond=0)
-
-
-def _date(value: str, param: str) -> datetime:
-    try:
-        dt = datetime.strptime(value.strip(), "%Y-%m-%d")
-    except ValueError:
-        raise ToolError(f"{param} must be a date like 2026-03-20, got '{value}'") from None
-    require(_YEARS[0] <= dt.year <= _YEARS[1], f"{param} must lie in the years {_YEARS[0]}-{_YEARS[1]}")
-    return dt
 
 
 def _person(state: CalendarState, email: str, param: str) -> Person:
@@ -234,7 +214,8 @@ def _fits(room: MeetingRoom, headcount: int) -> None:
 
 def _slot(state: CalendarState, start: str, end: str, start_param: str, end_param: str,
           ) -> tuple[datetime, datetime]:
-    s, e = _time(start, start_param), _time(end, end_param)
+    s = parse_moment(start, start_param).replace(second=0)
+    e = parse_moment(end, end_param).replace(second=0)
     require(e > s, f"{end_param} ({iso(e)}) must be after {start_param} ({iso(s)})")
     require(s >= state.now_dt(), f"{start_param} {iso(s)} is in the past (now is {state.now})")
     require(e - s <= timedelta(hours=24), f"an event may last at most 24 hours; got {e - s}")
@@ -270,7 +251,7 @@ def search_employee_directory(
     query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of name, email or job title.")] = "",
     department: Annotated[Department | None, Field(description="Only people in this department.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> PersonList:
     """Find colleagues by name, email or job title, optionally in one department, with their emails."""
     q = query.strip().lower()
@@ -284,10 +265,10 @@ def search_employee_directory(
 @tool(sensitive=("member_email",))
 def list_calendars(
     state: CalendarState,
-    member_email: Annotated[str | None, Field(description="Only calendars this person may add events to.")] = None,
+    member_email: Annotated[PersonEmail | None, Field(description="Only calendars this person may add events to.")] = None,
     kind: Annotated[CalendarKind | None, Field(description="Only personal or only team calendars.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> CalendarList:
     """List calendars (personal and team), optionally those a person belongs to."""
     email = _person(state, member_email, "member_email").email if member_email is not None else None
@@ -300,17 +281,20 @@ def list_calendars(
 @tool(sensitive=("calendar_id", "attendee_email"))
 def list_calendar_events(
     state: CalendarState,
-    start_date: Annotated[str | None, Field(description="First day, 'YYYY-MM-DD' (default: today).")] = None,
-    end_date: Annotated[str | None, Field(description="Last day, inclusive (default: 6 days after start_date).")] = None,
-    calendar_id: Annotated[str | None, Field(description="Only events on this calendar, e.g. 'CAL-0004'.")] = None,
-    attendee_email: Annotated[str | None, Field(description="Only events this person organizes or is invited to.")] = None,
+    start_date: Annotated[day("First day.") | None, Field(description="First day (default: today).")] = None,
+    end_date: Annotated[day("Last day, inclusive.") | None,
+                        Field(description="Last day, inclusive (default: 6 days after start_date).")] = None,
+    calendar_id: Annotated[CalendarId | None, Field(description="Only events on this calendar, e.g. 'CAL-0004'.")] = None,
+    attendee_email: Annotated[PersonEmail | None, Field(description="Only events this person organizes or is invited to.")] = None,
     include_cancelled: Annotated[bool, Field(description="Also list cancelled events.")] = False,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> EventList:
     """List event occurrences in a date range (at most 92 days), in time order; recurring events repeat."""
-    lo = _date(start_date, "start_date") if start_date else state.now_dt().replace(hour=0, minute=0)
-    hi = (_date(end_date, "end_date") if end_date else lo + timedelta(days=6)) + timedelta(days=1)
+    lo = (datetime.combine(parse_day(start_date, "start_date"), time()) if start_date
+          else state.now_dt().replace(hour=0, minute=0))
+    hi = (datetime.combine(parse_day(end_date, "end_date"), time()) if end_date
+          else lo + timedelta(days=6)) + timedelta(days=1)
     require(hi > lo, f"end_date ({end_date}) must not be before start_date ({iso(lo)[:10]})")
     require(hi - lo <= timedelta(days=_MAX_RANGE_DAYS), f"the range may span at most {_MAX_RANGE_DAYS} days")
     if calendar_id is not None:
@@ -332,10 +316,10 @@ def list_calendar_events(
 def search_calendar_events(
     state: CalendarState,
     query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of title, description or location.")] = "",
-    organizer_email: Annotated[str | None, Field(description="Only events organized by this person.")] = None,
+    organizer_email: Annotated[PersonEmail | None, Field(description="Only events organized by this person.")] = None,
     include_cancelled: Annotated[bool, Field(description="Also return cancelled events.")] = False,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> EventList:
     """Search all events, past and future, by text and organizer; recurring ones show their next occurrence."""
     q = query.strip().lower()
@@ -364,9 +348,9 @@ def get_calendar_event(state: CalendarState, event_id: EventId) -> EventDetails:
 @tool(sensitive=("attendee_email",))
 def list_pending_event_invitations(
     state: CalendarState,
-    attendee_email: Email,
+    attendee_email: PersonEmail,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> EventList:
     """List upcoming events a person is invited to but has not answered yet (needs_action)."""
     email = _person(state, attendee_email, "attendee_email").email
@@ -383,17 +367,20 @@ def list_pending_event_invitations(
 @tool(sensitive=("attendee_emails",))
 def find_meeting_times(
     state: CalendarState,
-    attendee_emails: Annotated[list[str], Field(min_length=1, max_length=10, description="Everyone who must be free (organizer included).")],
-    date: Date,
+    attendee_emails: entity_ids("person", "Everyone who must be free (organizer included).", min_length=1,
+                                max_length=10),
+    date: day("The day to search."),
     duration_minutes: Annotated[int, Field(ge=15, le=480, description="Meeting length in minutes.")] = 30,
     earliest_hour: Annotated[int, Field(ge=0, le=23, description="Start of the search window, UTC hour.")] = 9,
     latest_hour: Annotated[int, Field(ge=1, le=24, description="End of the search window, UTC hour.")] = 17,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> FreeSlots:
-    """Find windows on one day when all the given people are free (accepted/tentative events block time)."""
+    """Find windows on one day when all the given people are free (accepted/tentative events block time), a page at a time."""
     emails = list(dict.fromkeys(_person(state, e, "attendee_emails").email for e in attendee_emails))
-    day = _date(date, "date")
+    on = datetime.combine(parse_day(date, "date"), time())
     require(latest_hour > earliest_hour, f"latest_hour ({latest_hour}) must be after earliest_hour ({earliest_hour})")
-    lo, hi = day + timedelta(hours=earliest_hour), day + timedelta(hours=latest_hour)
+    lo, hi = on + timedelta(hours=earliest_hour), on + timedelta(hours=latest_hour)
     now = state.now_dt()
     require(hi > now, f"the window {_span(lo, hi)} is already past (now is {state.now})")
     if lo < now:
@@ -408,7 +395,9 @@ def find_meeting_times(
         if min(a, hi) - cursor >= need:
             slots.append(TimeSlot(start=iso(cursor), end=iso(min(a, hi))))
         cursor = max(cursor, b)
-    return FreeSlots(date=iso(day)[:10], duration_minutes=duration_minutes, slots=slots)
+    page, nxt = paginate(slots, offset, limit)
+    return FreeSlots(date=iso(on)[:10], duration_minutes=duration_minutes, slots=page, total=len(slots),
+                     next_offset=nxt)
 
 
 @tool()
@@ -417,10 +406,12 @@ def list_meeting_rooms(
     building: Annotated[str | None, Field(description="Only rooms in this building, e.g. 'HQ North'.")] = None,
     min_capacity: Annotated[int | None, Field(ge=1, le=200, description="Only rooms seating at least this many.")] = None,
     equipment: Annotated[Equipment | None, Field(description="Only rooms with this equipment.")] = None,
-    free_from: Annotated[str | None, Field(description="With free_until: only rooms free in this window (UTC 'YYYY-MM-DDTHH:MM').")] = None,
-    free_until: Annotated[str | None, Field(description="End of the window that must be free.")] = None,
+    free_from: Annotated[moment("Start of the window, UTC.") | None,
+                         Field(description="With free_until: only rooms free in this window (UTC).")] = None,
+    free_until: Annotated[moment("End of the window, UTC.") | None,
+                          Field(description="End of the window that must be free.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> RoomList:
     """List meeting rooms by building, capacity and equipment, optionally only those free in a window."""
     buildings = sorted({r.building for r in state.rooms.values()})
@@ -429,7 +420,8 @@ def list_meeting_rooms(
     require((free_from is None) == (free_until is None), "give both free_from and free_until, or neither")
     window = None
     if free_from is not None and free_until is not None:
-        window = _time(free_from, "free_from"), _time(free_until, "free_until")
+        window = (parse_moment(free_from, "free_from").replace(second=0),
+                  parse_moment(free_until, "free_until").replace(second=0))
         require(window[1] > window[0], f"free_until ({free_until}) must be after free_from ({free_from})")
         require(window[1] - window[0] <= timedelta(hours=24), "free_from to free_until may span at most 24 hours")
     found = [
@@ -447,7 +439,7 @@ def list_meeting_rooms(
 def get_meeting_room_schedule(state: CalendarState, room_id: RoomId, date: Date) -> RoomSchedule:
     """Show a meeting room's bookings on one day, in time order."""
     room = _room(state, room_id)
-    lo = _date(date, "date")
+    lo = datetime.combine(parse_day(date, "date"), time())
     bookings = sorted(
         (RoomBooking(event_id=ev.event_id, title=ev.title, start=iso(a), end=iso(b),
                      organizer_email=ev.organizer_email)
@@ -461,15 +453,15 @@ def get_meeting_room_schedule(state: CalendarState, room_id: RoomId, date: Date)
 @tool(write=True, sensitive=("calendar_id", "organizer_email", "start", "end", "attendee_emails", "room_id"))
 def create_calendar_event(
     state: CalendarState,
-    calendar_id: Annotated[str, Field(description="Calendar to put the event on, e.g. 'CAL-0004'; the organizer must be a member.")],
-    organizer_email: Email,
+    calendar_id: entity_id("calendar", "Calendar to put the event on, e.g. 'CAL-0004'; the organizer must be a member."),
+    organizer_email: PersonEmail,
     title: Annotated[str, Field(min_length=1, max_length=120, description="Event title.")],
     start: Time,
     end: Time,
-    attendee_emails: Annotated[list[str], Field(max_length=50, description="People to invite (not the organizer).")] = [],  # noqa: B006
+    attendee_emails: entity_ids("person", "People to invite (not the organizer).", max_length=50) = [],  # noqa: B006
     description: Annotated[str, Field(max_length=2000, description="Agenda or notes.")] = "",
     location: Annotated[str, Field(max_length=200, description="Where; defaults to the room if one is booked.")] = "",
-    room_id: Annotated[str | None, Field(description="Meeting room to book, e.g. 'RM-0003'.")] = None,
+    room_id: Annotated[RoomId | None, Field(description="Meeting room to book, e.g. 'RM-0003'.")] = None,
     visibility: Annotated[Visibility, Field(description="Who can see the details.")] = "default",
     recurrence: Annotated[Recurrence, Field(description="Repeat the event daily, weekly or monthly.")] = "none",
 ) -> Event:
@@ -505,9 +497,10 @@ def create_calendar_event(
 def reschedule_calendar_event(
     state: CalendarState,
     event_id: EventId,
-    requester_email: Annotated[str, Field(description="Who asks; must be the event's organizer.")],
+    requester_email: entity_id("person", "Who asks; must be the event's organizer."),
     new_start: Time,
-    new_end: Annotated[str | None, Field(description="New UTC end 'YYYY-MM-DDTHH:MM' (default: keep the duration).")] = None,
+    new_end: Annotated[moment("New end, UTC.") | None,
+                       Field(description="New end, UTC (default: keep the duration).")] = None,
 ) -> Event:
     """Move an event (a whole series if recurring); attendees must answer again. Organizer only."""
     ev = _event(state, event_id)
@@ -517,7 +510,7 @@ def reschedule_calendar_event(
     _not_over(state, ev)
     if new_end is None:
         dur = datetime.fromisoformat(ev.end) - datetime.fromisoformat(ev.start)
-        new_end = iso(_time(new_start, "new_start") + dur)
+        new_end = iso(parse_moment(new_start, "new_start").replace(second=0) + dur)
     s, e = _slot(state, new_start, new_end, "new_start", "new_end")
     require((iso(s), iso(e)) != (ev.start, ev.end), f"event '{event_id}' is already at {_span(s, e)}")
     room = state.rooms.get(ev.room_id) if ev.room_id else None
@@ -533,7 +526,7 @@ def reschedule_calendar_event(
 def cancel_calendar_event(
     state: CalendarState,
     event_id: EventId,
-    requester_email: Annotated[str, Field(description="Who asks; must be the event's organizer.")],
+    requester_email: entity_id("person", "Who asks; must be the event's organizer."),
 ) -> Event:
     """Cancel an upcoming event (its room is released). Organizer only; cannot be undone."""
     ev = _event(state, event_id)
@@ -547,7 +540,7 @@ def cancel_calendar_event(
 
 
 @tool(write=True, sensitive=("event_id", "attendee_email"))
-def add_event_attendee(state: CalendarState, event_id: EventId, attendee_email: Email) -> Event:
+def add_event_attendee(state: CalendarState, event_id: EventId, attendee_email: PersonEmail) -> Event:
     """Invite one more person to an event; a booked room must have a seat for them."""
     ev = _event(state, event_id)
     person = _person(state, attendee_email, "attendee_email")
@@ -564,7 +557,7 @@ def add_event_attendee(state: CalendarState, event_id: EventId, attendee_email: 
 
 
 @tool(write=True, sensitive=("event_id", "attendee_email"))
-def remove_event_attendee(state: CalendarState, event_id: EventId, attendee_email: Email) -> Event:
+def remove_event_attendee(state: CalendarState, event_id: EventId, attendee_email: PersonEmail) -> Event:
     """Uninvite a person from an event; their reminders for it are deleted too."""
     ev = _event(state, event_id)
     person = _person(state, attendee_email, "attendee_email")
@@ -584,7 +577,7 @@ def remove_event_attendee(state: CalendarState, event_id: EventId, attendee_emai
 def respond_to_event_invitation(
     state: CalendarState,
     event_id: EventId,
-    attendee_email: Email,
+    attendee_email: PersonEmail,
     response: Annotated[Literal["accepted", "declined", "tentative"], Field(description="The answer to the invitation.")],
 ) -> Event:
     """Accept, tentatively accept or decline an event invitation on behalf of an invited person."""
@@ -623,7 +616,7 @@ def book_meeting_room(state: CalendarState, event_id: EventId, room_id: RoomId) 
 def set_event_reminder(
     state: CalendarState,
     event_id: EventId,
-    person_email: Annotated[str, Field(description="Who gets reminded: the organizer or an invited person.")],
+    person_email: entity_id("person", "Who gets reminded: the organizer or an invited person."),
     minutes_before: Annotated[int, Field(ge=0, le=10080, description="How long before the next occurrence (0-10080).")],
     method: Annotated[ReminderMethod, Field(description="How the reminder is delivered.")] = "popup",
 ) -> Reminder:
