@@ -6,9 +6,10 @@ import random
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import day, entity_id
 from prove.env.world import (
     CITIES,
     COMPANIES,
@@ -39,29 +40,31 @@ SYSTEM_FOLDERS: tuple[tuple[str, FolderKind], ...] = (
     ("Inbox", "inbox"), ("Sent", "sent"), ("Drafts", "drafts"), ("Archive", "archive"), ("Trash", "trash"),
 )
 
-_STRICT = ConfigDict(extra="forbid")
+MailboxId = entity_id("mailbox", "Mailbox id, e.g. 'MBX-0001' (see list_mailboxes).")
+FolderId = entity_id("folder", "Folder id, e.g. 'FLD-0003'.")
+MessageId = entity_id("message", "Message id, e.g. 'MSG-0042'.")
+ThreadId = entity_id("thread", "Thread id, e.g. 'THR-0007'.")
+ContactId = entity_id("contact", "Address-book contact id, e.g. 'CON-0005'.")
+FilterId = entity_id("filter", "Incoming-mail filter id, e.g. 'FLT-0002'.")
 
 
-class Attachment(BaseModel):
-    model_config = _STRICT
+class Attachment(Record):
     name: str = Field(min_length=1, max_length=120, description="File name, e.g. 'Q2_budget.xlsx'.")
     size_kb: int = Field(ge=1, le=10_000_000, description="Size in kilobytes (1 MB = 1024 KB).")
     mime: Mime = Field(description="MIME type of the file.")
 
 
-class AutoReply(BaseModel):
-    model_config = _STRICT
+class AutoReply(Record):
     enabled: bool = False
-    start_date: str | None = Field(None, description="First day (YYYY-MM-DD) the auto-reply is sent.")
-    end_date: str | None = Field(None, description="Last day (YYYY-MM-DD) the auto-reply is sent.")
+    start_date: day("First day the auto-reply is sent.") | None = None
+    end_date: day("Last day the auto-reply is sent.") | None = None
     subject: str = ""
     message: str = ""
     replied_to: list[str] = Field(default_factory=list, description="Sorted senders already answered.")
 
 
-class Mailbox(BaseModel):
-    model_config = _STRICT
-    mailbox_id: str
+class Mailbox(Record):
+    mailbox_id: MailboxId
     address: str
     display_name: str
     kind: MailboxKind
@@ -71,20 +74,18 @@ class Mailbox(BaseModel):
     auto_reply: AutoReply = Field(default_factory=AutoReply)
 
 
-class Folder(BaseModel):
-    model_config = _STRICT
-    folder_id: str
-    mailbox_id: str
+class Folder(Record):
+    folder_id: FolderId
+    mailbox_id: MailboxId
     name: str
     kind: FolderKind
 
 
-class Email(BaseModel):
-    model_config = _STRICT
-    message_id: str
-    mailbox_id: str
-    folder_id: str
-    thread_id: str
+class Email(Record):
+    message_id: MessageId
+    mailbox_id: MailboxId
+    folder_id: FolderId
+    thread_id: ThreadId
     from_address: str
     from_name: str
     to: list[str]
@@ -97,13 +98,12 @@ class Email(BaseModel):
     labels: list[str] = Field(default_factory=list, description="Sorted labels.")
     attachments: list[Attachment] = Field(default_factory=list)
     is_draft: bool = False
-    in_reply_to: str | None = Field(None, description="Id of the message this one answers.")
+    in_reply_to: MessageId | None = Field(None, description="Id of the message this one answers.")
 
 
-class Contact(BaseModel):
-    model_config = _STRICT
-    contact_id: str
-    mailbox_id: str
+class Contact(Record):
+    contact_id: ContactId
+    mailbox_id: MailboxId
     name: str
     email: str
     company: str
@@ -111,13 +111,12 @@ class Contact(BaseModel):
     favorite: bool = False
 
 
-class MailFilter(BaseModel):
-    model_config = _STRICT
-    filter_id: str
-    mailbox_id: str
+class MailFilter(Record):
+    filter_id: FilterId
+    mailbox_id: MailboxId
     from_contains: str | None = Field(None, description="Match senders whose address contains this.")
     subject_contains: str | None = Field(None, description="Match subjects containing this.")
-    move_to_folder_id: str | None = None
+    move_to_folder_id: FolderId | None = None
     add_label: str | None = None
     mark_read: bool = False
 

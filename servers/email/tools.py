@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from prove.env.helpers import lookup, paginate, require
 from prove.env.tool import ToolError, tool
-from prove.env.types import Limit, Offset
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_id,
+    entity_ids,
+    parse_day,
+)
 from prove_servers.email.state import (
     MAX_ATTACHMENT_KB,
     MAX_RECIPIENTS,
@@ -21,27 +29,29 @@ from prove_servers.email.state import (
     Contact,
     Email,
     EmailState,
+    FilterId,
     Folder,
+    FolderId,
     FolderKind,
     Mailbox,
+    MailboxId,
     MailboxKind,
+    MessageId,
+    ThreadId,
 )
 
-MailboxId = Annotated[str, Field(description="Mailbox id, e.g. 'MBX-0001' (see list_mailboxes).")]
-MessageId = Annotated[str, Field(description="Message id, e.g. 'MSG-0042'.")]
 Addresses = Annotated[list[str], Field(max_length=MAX_RECIPIENTS, description="Recipient email addresses.")]
 Subject = Annotated[str, Field(max_length=200, description="Subject line.")]
 Body = Annotated[str, Field(max_length=4000, description="Plain-text body; the mailbox signature is appended when sent.")]
 Attachments = Annotated[list[Attachment], Field(
     max_length=10, description="Files to attach, each with name, size_kb and mime; at most 20 MB each, 25 MB in total.")]
-Date = Annotated[str, Field(description="Date, 'YYYY-MM-DD'.")]
 
 _ADDRESS = re.compile(r"^[a-z0-9._%+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}$")
 _FIND_HINT = "use list_emails or search_emails to find message ids (a message deleted from Trash is gone)"
 
 
 class MailboxSummary(BaseModel):
-    mailbox_id: str
+    mailbox_id: MailboxId
     address: str
     display_name: str
     kind: MailboxKind
@@ -50,14 +60,13 @@ class MailboxSummary(BaseModel):
     unread_in_inbox: int | None = Field(description="Unread inbox messages; None without access.")
 
 
-class MailboxList(BaseModel):
+class MailboxList(Page):
     signed_in_user: str
     mailboxes: list[MailboxSummary]
-    total: int
 
 
 class FilterView(BaseModel):
-    filter_id: str
+    filter_id: FilterId
     from_contains: str | None
     subject_contains: str | None
     move_to_folder: str | None
@@ -66,7 +75,7 @@ class FilterView(BaseModel):
 
 
 class MailboxSettings(BaseModel):
-    mailbox_id: str
+    mailbox_id: MailboxId
     address: str
     display_name: str
     owner: str
@@ -78,23 +87,23 @@ class MailboxSettings(BaseModel):
 
 
 class FolderInfo(BaseModel):
-    folder_id: str
+    folder_id: FolderId
     name: str
     kind: FolderKind
     total: int
     unread: int
 
 
-class FolderList(BaseModel):
-    mailbox_id: str
+class FolderList(Page):
+    mailbox_id: MailboxId
     folders: list[FolderInfo]
 
 
 class EmailSummary(BaseModel):
-    message_id: str
-    mailbox_id: str
+    message_id: MessageId
+    mailbox_id: MailboxId
     folder: str
-    thread_id: str
+    thread_id: ThreadId
     from_address: str
     from_name: str
     to: list[str]
@@ -108,10 +117,8 @@ class EmailSummary(BaseModel):
     is_draft: bool
 
 
-class EmailList(BaseModel):
+class EmailList(Page):
     emails: list[EmailSummary]
-    total: int
-    next_offset: int | None
 
 
 class EmailDetails(Email):
@@ -119,22 +126,20 @@ class EmailDetails(Email):
 
 
 class EmailThread(BaseModel):
-    thread_id: str
+    thread_id: ThreadId
     subject: str
     messages: list[EmailDetails] = Field(description="Oldest first, across the mailboxes you can use.")
     total: int
 
 
-class ContactList(BaseModel):
+class ContactList(Page):
     contacts: list[Contact]
-    total: int
-    next_offset: int | None
 
 
 class SendReceipt(BaseModel):
-    message_id: str = Field(description="Id of the copy in the sender's Sent folder.")
-    thread_id: str
-    mailbox_id: str
+    message_id: MessageId = Field(description="Id of the copy in the sender's Sent folder.")
+    thread_id: ThreadId
+    mailbox_id: MailboxId
     from_address: str
     to: list[str]
     cc: list[str]
@@ -147,12 +152,12 @@ class SendReceipt(BaseModel):
 
 class ReadMarkResult(BaseModel):
     read: bool
-    updated: list[str]
-    unchanged: list[str]
+    updated: entity_ids("message", "Messages whose read flag changed.")
+    unchanged: entity_ids("message", "Messages that already had that read flag.")
 
 
 class DeleteResult(BaseModel):
-    message_id: str
+    message_id: MessageId
     permanently_deleted: bool
     folder: str | None = Field(description="'Trash' when moved there; None when gone for good.")
 
@@ -213,15 +218,6 @@ def _summary(state: EmailState, m: Email) -> EmailSummary:
 
 def _details(state: EmailState, m: Email) -> EmailDetails:
     return EmailDetails(**m.model_dump(), folder=state.folders[m.folder_id].name)
-
-
-def _date(value: str, param: str) -> str:
-    try:
-        dt = datetime.strptime(value.strip(), "%Y-%m-%d")
-    except ValueError:
-        raise ToolError(f"{param} must be a date like 2026-04-20, got '{value}'") from None
-    require(2000 <= dt.year <= 2100, f"{param} must lie in the years 2000-2100, got '{value}'")
-    return dt.strftime("%Y-%m-%d")
 
 
 def _addresses(values: list[str], param: str, taken: list[str] | None = None) -> list[str]:
@@ -329,8 +325,10 @@ def _same_mailbox(state: EmailState, msg: Email, box: Mailbox) -> None:
 def list_mailboxes(
     state: EmailState,
     accessible_only: Annotated[bool, Field(description="Only mailboxes you own or are a delegate of.")] = False,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> MailboxList:
-    """List the organisation's mailboxes and whether the signed-in user may use each one."""
+    """List the organisation's mailboxes and whether the signed-in user may use each one, a page at a time."""
     rows = [
         MailboxSummary(
             mailbox_id=b.mailbox_id, address=b.address, display_name=b.display_name, kind=b.kind, owner=b.owner,
@@ -342,7 +340,8 @@ def list_mailboxes(
         for b in state.mailboxes.values()
         if not accessible_only or _access(state, b) != "none"
     ]
-    return MailboxList(signed_in_user=state.signed_in_user, mailboxes=rows, total=len(rows))
+    page, nxt = paginate(rows, offset, limit)
+    return MailboxList(signed_in_user=state.signed_in_user, mailboxes=page, total=len(rows), next_offset=nxt)
 
 
 @tool(sensitive=("mailbox_id",))
@@ -363,28 +362,31 @@ def get_mailbox_settings(state: EmailState, mailbox_id: MailboxId) -> MailboxSet
 
 
 @tool(sensitive=("mailbox_id",))
-def list_email_folders(state: EmailState, mailbox_id: MailboxId) -> FolderList:
-    """List a mailbox's folders (system and custom) with their total and unread message counts."""
+def list_email_folders(state: EmailState, mailbox_id: MailboxId, offset: Offset = 0,
+                       limit: Limit = DEFAULT_LIMIT) -> FolderList:
+    """List a mailbox's folders (system and custom) with their total and unread message counts, a page at a time."""
     _mailbox(state, mailbox_id)
+    folders = _folders(state, mailbox_id)
+    page, nxt = paginate(folders, offset, limit)
     rows = []
-    for f in _folders(state, mailbox_id):
+    for f in page:
         msgs = [m for m in state.messages.values() if m.folder_id == f.folder_id]
         rows.append(FolderInfo(folder_id=f.folder_id, name=f.name, kind=f.kind, total=len(msgs),
                                unread=sum(not m.read for m in msgs)))
-    return FolderList(mailbox_id=mailbox_id, folders=rows)
+    return FolderList(mailbox_id=mailbox_id, folders=rows, total=len(folders), next_offset=nxt)
 
 
 @tool(sensitive=("mailbox_id", "from_address"))
 def list_emails(
     state: EmailState,
     mailbox_id: MailboxId,
-    folder: Annotated[str, Field(description="Folder name, e.g. 'Inbox', 'Sent', 'Drafts' or a custom one.")] = "Inbox",
+    folder: entity_id("folder", "Folder name or id, e.g. 'Inbox', 'Sent', 'Drafts' or a custom one.") = "Inbox",
     unread_only: Annotated[bool, Field(description="Only unread messages.")] = False,
     starred_only: Annotated[bool, Field(description="Only starred messages.")] = False,
     label: Annotated[str | None, Field(description="Only messages carrying this label.")] = None,
     from_address: Annotated[str | None, Field(description="Only messages whose sender address contains this.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> EmailList:
     """List the messages in one folder of a mailbox, newest first, with filters, a page at a time."""
     _mailbox(state, mailbox_id)
@@ -403,24 +405,24 @@ def list_emails(
 def search_emails(
     state: EmailState,
     query: Annotated[str, Field(min_length=1, max_length=200, description="Words to find in subject, body, sender, recipients or attachment names.")],
-    mailbox_id: Annotated[str | None, Field(description="Only this mailbox; default: every mailbox you can use.")] = None,
+    mailbox_id: Annotated[MailboxId | None, Field(description="Only this mailbox; default: every mailbox you can use.")] = None,
     has_attachment: Annotated[bool | None, Field(description="Only messages with (true) or without (false) attachments.")] = None,
-    since: Annotated[str | None, Field(description="Only messages on or after this date (YYYY-MM-DD).")] = None,
+    since: Annotated[day("A calendar date.") | None, Field(description="Only messages on or after this date.")] = None,
     include_trash: Annotated[bool, Field(description="Also search the Trash folder.")] = False,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> EmailList:
     """Search messages by words (all must match), newest first, across your mailboxes or in one of them."""
     if mailbox_id is not None:
         _mailbox(state, mailbox_id)
-    day = _date(since, "since") if since is not None else ""
+    start = parse_day(since, "since").isoformat() if since is not None else ""
     words = query.lower().split()
     found = []
     for m in reversed(state.messages.values()):
         box = state.mailboxes[m.mailbox_id]
         if (mailbox_id is not None and m.mailbox_id != mailbox_id) or _access(state, box) == "none":
             continue
-        if (not include_trash and state.folders[m.folder_id].kind == "trash") or m.timestamp[:10] < day:
+        if (not include_trash and state.folders[m.folder_id].kind == "trash") or m.timestamp[:10] < start:
             continue
         if has_attachment is not None and bool(m.attachments) != has_attachment:
             continue
@@ -441,7 +443,7 @@ def get_email(state: EmailState, message_id: MessageId) -> EmailDetails:
 @tool(sensitive=("thread_id",))
 def get_email_thread(
     state: EmailState,
-    thread_id: Annotated[str, Field(description="Thread id, e.g. 'THR-0007' (from any of its messages).")],
+    thread_id: entity_id("thread", "Thread id, e.g. 'THR-0007' (from any of its messages)."),
 ) -> EmailThread:
     """Get every message of a conversation thread, oldest first, across the mailboxes you can use."""
     msgs = [_details(state, m) for m in state.messages.values()
@@ -458,7 +460,7 @@ def list_email_contacts(
     query: Annotated[str, Field(max_length=100, description="Case-insensitive part of a name, address or company.")] = "",
     favorites_only: Annotated[bool, Field(description="Only contacts marked as favorites.")] = False,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ContactList:
     """List or look up the address book of a mailbox, e.g. to find someone's email address."""
     _mailbox(state, mailbox_id)
@@ -478,7 +480,7 @@ def list_email_contacts(
 @tool(write=True, sensitive=("mailbox_id", "to", "cc", "attachments"))
 def send_email(
     state: EmailState,
-    mailbox_id: Annotated[str, Field(description="Mailbox to send from (you must own it or be a delegate).")],
+    mailbox_id: entity_id("mailbox", "Mailbox to send from (you must own it or be a delegate)."),
     to: Annotated[list[str], Field(min_length=1, max_length=MAX_RECIPIENTS, description="Recipient email addresses.")],
     subject: Subject,
     body: Body,
@@ -498,7 +500,7 @@ def send_email(
 @tool(write=True, sensitive=("mailbox_id", "message_id"))
 def reply_to_email(
     state: EmailState,
-    mailbox_id: Annotated[str, Field(description="Mailbox holding the message; the reply is sent from it.")],
+    mailbox_id: entity_id("mailbox", "Mailbox holding the message; the reply is sent from it."),
     message_id: MessageId,
     body: Body,
     reply_all: Annotated[bool, Field(description="Also reply to everyone else on the message (to and cc).")] = False,
@@ -519,7 +521,7 @@ def reply_to_email(
 @tool(write=True, sensitive=("mailbox_id", "message_id", "to"))
 def forward_email(
     state: EmailState,
-    mailbox_id: Annotated[str, Field(description="Mailbox holding the message; it is forwarded from it.")],
+    mailbox_id: entity_id("mailbox", "Mailbox holding the message; it is forwarded from it."),
     message_id: MessageId,
     to: Annotated[list[str], Field(min_length=1, max_length=MAX_RECIPIENTS, description="Addresses to forward to.")],
     note: Annotated[str, Field(max_length=2000, description="Text written above the forwarded message.")] = "",
@@ -560,7 +562,7 @@ def save_email_draft(
 @tool(write=True, sensitive=("message_id",))
 def send_email_draft(
     state: EmailState,
-    message_id: Annotated[str, Field(description="Id of a draft in a Drafts folder, e.g. 'MSG-0101'.")],
+    message_id: entity_id("message", "Id of a draft in a Drafts folder, e.g. 'MSG-0101'."),
 ) -> SendReceipt:
     """Send a saved draft; it moves to the Sent folder and keeps its message id."""
     msg = _message(state, message_id)
@@ -582,7 +584,7 @@ def send_email_draft(
 def move_email(
     state: EmailState,
     message_id: MessageId,
-    folder: Annotated[str, Field(description="Destination folder name in the same mailbox, e.g. 'Archive'.")],
+    folder: entity_id("folder", "Destination folder name (or id) in the same mailbox, e.g. 'Archive'."),
 ) -> EmailSummary:
     """Move a message to another folder of its mailbox (e.g. archive it or file it in a custom folder)."""
     msg = _message(state, message_id)
@@ -597,7 +599,7 @@ def move_email(
 @tool(write=True, sensitive=("message_ids",))
 def mark_email_read(
     state: EmailState,
-    message_ids: Annotated[list[str], Field(min_length=1, max_length=50, description="Message ids to update.")],
+    message_ids: entity_ids("message", "Message ids to update.", min_length=1, max_length=50),
     read: Annotated[bool, Field(description="True marks them read, false marks them unread.")] = True,
 ) -> ReadMarkResult:
     """Mark one or more messages as read (or unread)."""
@@ -645,8 +647,8 @@ def set_auto_reply(
     state: EmailState,
     mailbox_id: MailboxId,
     enabled: Annotated[bool, Field(description="True turns the vacation auto-reply on, false turns it off.")],
-    start_date: Annotated[str | None, Field(description="First day to auto-reply (YYYY-MM-DD); needed when enabling.")] = None,
-    end_date: Annotated[str | None, Field(description="Last day to auto-reply (YYYY-MM-DD); needed when enabling.")] = None,
+    start_date: Annotated[day("A calendar date.") | None, Field(description="First day to auto-reply; needed when enabling.")] = None,
+    end_date: Annotated[day("A calendar date.") | None, Field(description="Last day to auto-reply; needed when enabling.")] = None,
     message: Annotated[str, Field(max_length=1000, description="Auto-reply text; needed when enabling.")] = "",
     subject: Annotated[str, Field(max_length=100, description="Auto-reply subject prefix.")] = "Out of office",
 ) -> MailboxSettings:
@@ -657,7 +659,8 @@ def set_auto_reply(
         box.auto_reply = box.auto_reply.model_copy(update={"enabled": False})
         return get_mailbox_settings(state, mailbox_id)
     require(start_date is not None and end_date is not None, "start_date and end_date are required to enable the auto-reply")
-    start, end = _date(start_date or "", "start_date"), _date(end_date or "", "end_date")
+    start = parse_day(start_date or "", "start_date").isoformat()
+    end = parse_day(end_date or "", "end_date").isoformat()
     require(end >= start, f"end_date {end} is before start_date {start}")
     require(end >= state.now[:10], f"end_date {end} is in the past (today is {state.now[:10]})")
     require(bool(message.strip()), "message must not be empty when enabling the auto-reply")

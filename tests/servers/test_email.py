@@ -100,6 +100,20 @@ def test_folders(hub: Hub) -> None:
     fails(hub, "list_email_folders", "neither its owner nor a delegate", mailbox_id="MBX-0003")
 
 
+def test_mailbox_and_folder_lists_page(hub: Hub) -> None:
+    first = ok(hub, "list_email_folders", mailbox_id="MBX-0001", limit=4)
+    assert first["total"] == 6 and first["next_offset"] == 4
+    second = ok(hub, "list_email_folders", mailbox_id="MBX-0001", offset=first["next_offset"], limit=4)
+    assert second["total"] == 6 and second["next_offset"] is None
+    assert [f["name"] for f in first["folders"] + second["folders"]] == [
+        "Inbox", "Sent", "Drafts", "Archive", "Trash", "Projects"]
+    boxes = ok(hub, "list_mailboxes", limit=2)
+    assert boxes["total"] == 3 and boxes["next_offset"] == 2
+    rest = ok(hub, "list_mailboxes", offset=2, limit=2)
+    assert rest["next_offset"] is None
+    assert [m["mailbox_id"] for m in boxes["mailboxes"] + rest["mailboxes"]] == ["MBX-0001", "MBX-0002", "MBX-0003"]
+
+
 def test_list_emails(hub: Hub) -> None:
     assert ids(ok(hub, "list_emails", mailbox_id="MBX-0001")) == ["MSG-0008", "MSG-0001"]
     assert ids(ok(hub, "list_emails", mailbox_id="MBX-0001", unread_only=True)) == ["MSG-0001"]
@@ -125,7 +139,7 @@ def test_search_get_and_thread(hub: Hub) -> None:
     assert ids(ok(hub, "search_emails", query="50% off", include_trash=True)) == ["MSG-0004"]
     assert ids(ok(hub, "search_emails", query="body", since="2026-04-13")) == ["MSG-0008", "MSG-0007"]
     assert ok(hub, "search_emails", query="secret")["total"] == 0  # Bo's mailbox is private
-    fails(hub, "search_emails", "since must be a date", query="x", since="last week")
+    fails(hub, "search_emails", "since must be a date YYYY-MM-DD", "got 'last week'", query="x", since="last week")
     msg = ok(hub, "get_email", message_id="MSG-0001")
     assert msg["folder"] == "Inbox" and msg["attachments"][0]["name"] == "report.pdf" and msg["cc"] == [BO]
     assert not ok(hub, "get_email", message_id="MSG-0001")["read"]  # reading does not mark it read
@@ -283,7 +297,7 @@ def test_auto_reply(hub: Hub) -> None:
           start_date="2026-04-25", end_date="2026-04-20", **base)
     fails(hub, "set_auto_reply", "end_date 2026-04-01 is in the past", start_date="2026-03-25", end_date="2026-04-01", **base)
     fails(hub, "set_auto_reply", "start_date and end_date are required", start_date="2026-04-25", **base)
-    fails(hub, "set_auto_reply", "end_date must be a date", start_date="2026-04-25", end_date="May 3", **base)
+    fails(hub, "set_auto_reply", "end_date must be a date YYYY-MM-DD", start_date="2026-04-25", end_date="May 3", **base)
     fails(hub, "set_auto_reply", "message must not be empty", mailbox_id="MBX-0001", enabled=True,
           start_date="2026-04-25", end_date="2026-04-26")
     fails(hub, "set_auto_reply", "belongs to Bo Silva", mailbox_id="MBX-0003", enabled=False)
