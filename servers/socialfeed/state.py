@@ -7,9 +7,10 @@ from bisect import bisect
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id, entity_ids
 from prove.env.world import CITIES, FIRST_NAMES, LAST_NAMES, days_before, iso
 
 MediaType = Literal["none", "image", "video", "link"]
@@ -26,12 +27,16 @@ MAX_COMMENT_CHARS = 500
 MAX_COMMENT_DEPTH = 2
 """Top-level comments have depth 0; a reply to a depth-2 comment would be too deep."""
 
-_STRICT = ConfigDict(extra="forbid")
+ProfileId = entity_id("profile", "Profile id, e.g. 'PRF-0007'.")
+FollowRequestId = entity_id("follow_request", "Follow request id, e.g. 'FRQ-0003'.")
+PostId = entity_id("post", "Post id, e.g. 'PST-0042'.")
+CommentId = entity_id("comment", "Comment id, e.g. 'CMT-0031'.")
+NotificationId = entity_id("notification", "Notification id, e.g. 'NTF-0120'.")
+ReportId = entity_id("report", "Report id, e.g. 'RPT-0002'.")
 
 
-class Profile(BaseModel):
-    model_config = _STRICT
-    profile_id: str
+class Profile(Record):
+    profile_id: ProfileId
     handle: str = Field(description="Unique handle without the leading '@'.")
     display_name: str
     bio: str
@@ -39,62 +44,57 @@ class Profile(BaseModel):
     private: bool = Field(description="Private profiles approve followers; only followers see posts.")
     verified: bool
     joined_on: str
-    following: list[str] = Field(default_factory=list, description="Profile ids this profile follows.")
-    close_friends: list[str] = Field(default_factory=list, description="Followers who see close-friends posts.")
-    blocked: list[str] = Field(default_factory=list, description="Profile ids this profile has blocked.")
-    muted: list[str] = Field(default_factory=list, description="Followed ids hidden from the home feed.")
+    following: entity_ids("profile", "Profile ids this profile follows.") = Field(default_factory=list)
+    close_friends: entity_ids("profile", "Followers who see close-friends posts.") = Field(default_factory=list)
+    blocked: entity_ids("profile", "Profile ids this profile has blocked.") = Field(default_factory=list)
+    muted: entity_ids("profile", "Followed ids hidden from the home feed.") = Field(default_factory=list)
 
 
-class FollowRequest(BaseModel):
-    model_config = _STRICT
-    request_id: str
-    requester_id: str
-    target_id: str = Field(description="The private profile asked to approve.")
+class FollowRequest(Record):
+    request_id: FollowRequestId
+    requester_id: ProfileId
+    target_id: entity_id("profile", "The private profile asked to approve.")
     status: RequestStatus
     created_at: str
 
 
-class Post(BaseModel):
-    model_config = _STRICT
-    post_id: str
-    author_id: str
+class Post(Record):
+    post_id: PostId
+    author_id: ProfileId
     text: str
     media_type: MediaType
     hashtags: list[str] = Field(description="Lower-case tags without '#', in order of appearance.")
     visibility: Visibility
     created_at: str
-    liked_by: list[str] = Field(default_factory=list, description="Profile ids that liked the post.")
-    repost_of: str | None = Field(None, description="For a repost: the original post id.")
+    liked_by: entity_ids("profile", "Profile ids that liked the post.") = Field(default_factory=list)
+    repost_of: PostId | None = Field(None, description="For a repost: the original post id.")
 
 
-class Comment(BaseModel):
-    model_config = _STRICT
-    comment_id: str
-    post_id: str
-    author_id: str
+class Comment(Record):
+    comment_id: CommentId
+    post_id: PostId
+    author_id: ProfileId
     text: str
-    parent_comment_id: str | None = None
+    parent_comment_id: CommentId | None = None
     depth: int = Field(description="0 for a top-level comment, +1 per reply level.")
     created_at: str
 
 
-class Notification(BaseModel):
-    model_config = _STRICT
-    notification_id: str
-    profile_id: str = Field(description="Recipient.")
+class Notification(Record):
+    notification_id: NotificationId
+    profile_id: entity_id("profile", "Recipient.")
     kind: NotificationKind
-    actor_id: str
-    post_id: str | None = None
-    comment_id: str | None = None
+    actor_id: ProfileId
+    post_id: PostId | None = None
+    comment_id: CommentId | None = None
     created_at: str
     read: bool = False
 
 
-class Report(BaseModel):
-    model_config = _STRICT
-    report_id: str
-    post_id: str
-    reporter_id: str
+class Report(Record):
+    report_id: ReportId
+    post_id: PostId
+    reporter_id: ProfileId
     reason: ReportReason
     details: str
     status: ReportStatus

@@ -4,36 +4,39 @@ from __future__ import annotations
 
 import collections
 import re
-from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import Limit, Offset
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.socialfeed.state import (
     MAX_COMMENT_CHARS,
     MAX_COMMENT_DEPTH,
     MAX_HASHTAGS,
     MAX_POST_CHARS,
     Comment,
+    CommentId,
     FollowRequest,
+    FollowRequestId,
     FollowStatus,
     MediaType,
     Notification,
+    NotificationId,
     NotificationKind,
     Post,
+    PostId,
     Profile,
+    ProfileId,
     Report,
     ReportReason,
     SocialState,
     Visibility,
 )
 
-ActorId = Annotated[str, Field(description="Your own profile id (the account acting), e.g. 'PRF-0004'.")]
-PostId = Annotated[str, Field(description="Post id, e.g. 'PST-0042'.")]
-Viewer = Annotated[str | None, Field(
+ActorId = entity_id("profile", "Your own profile id (the account acting), e.g. 'PRF-0004'.")
+Viewer = Annotated[ProfileId | None, Field(
     description="Profile id of who is looking (decides what is visible); omit for the logged-out public view.")]
 
 _HINT = "use search_social_profiles to find profile ids by handle or name"
@@ -41,7 +44,7 @@ _TAG = re.compile(r"#(\w+)")
 
 
 class ProfileCard(BaseModel):
-    profile_id: str
+    profile_id: ProfileId
     handle: str
     display_name: str
     city: str
@@ -50,10 +53,8 @@ class ProfileCard(BaseModel):
     follower_count: int
 
 
-class ProfileList(BaseModel):
+class ProfileList(Page):
     profiles: list[ProfileCard]
-    total: int
-    next_offset: int | None
 
 
 class Relationship(BaseModel):
@@ -67,7 +68,7 @@ class Relationship(BaseModel):
 
 
 class ProfileDetails(BaseModel):
-    profile_id: str
+    profile_id: ProfileId
     handle: str
     display_name: str
     bio: str
@@ -83,15 +84,15 @@ class ProfileDetails(BaseModel):
 
 
 class PostView(BaseModel):
-    post_id: str
-    author_id: str
+    post_id: PostId
+    author_id: ProfileId
     author_handle: str
     text: str
     media_type: MediaType
     hashtags: list[str]
     visibility: Visibility
     created_at: str
-    repost_of: str | None = Field(description="For a repost: the original post (like or comment on that one).")
+    repost_of: PostId | None = Field(description="For a repost: the original post (like or comment on that one).")
     like_count: int
     repost_count: int
     comment_count: int
@@ -100,54 +101,48 @@ class PostView(BaseModel):
     reported_by_viewer: bool | None
 
 
-class PostList(BaseModel):
+class PostList(Page):
     posts: list[PostView]
-    total: int
-    next_offset: int | None
 
 
 class CommentView(BaseModel):
-    comment_id: str
-    post_id: str
-    author_id: str
+    comment_id: CommentId
+    post_id: PostId
+    author_id: ProfileId
     author_handle: str
     text: str
-    parent_comment_id: str | None
+    parent_comment_id: CommentId | None
     depth: int
     created_at: str
 
 
-class CommentList(BaseModel):
-    post_id: str
+class CommentList(Page):
+    post_id: PostId
     comments: list[CommentView] = Field(description="Threads in order: each comment followed by its replies.")
-    total: int
-    next_offset: int | None
 
 
 class NotificationView(BaseModel):
-    notification_id: str
+    notification_id: NotificationId
     kind: NotificationKind
-    actor_id: str
+    actor_id: ProfileId
     actor_handle: str
-    post_id: str | None
-    comment_id: str | None
+    post_id: PostId | None
+    comment_id: CommentId | None
     created_at: str
     read: bool
 
 
-class NotificationList(BaseModel):
-    profile_id: str
+class NotificationList(Page):
+    profile_id: ProfileId
     notifications: list[NotificationView]
-    total: int
     unread_count: int
-    next_offset: int | None
 
 
 class FollowResult(BaseModel):
-    profile_id: str
-    target_profile_id: str
+    profile_id: ProfileId
+    target_profile_id: ProfileId
     status: FollowStatus
-    request_id: str | None = None
+    request_id: FollowRequestId | None = None
 
 
 class DeletedPost(BaseModel):
@@ -272,16 +267,6 @@ def _card(state: SocialState, p: Profile) -> ProfileCard:
                        private=p.private, verified=p.verified, follower_count=len(_followers(state, p.profile_id)))
 
 
-def _since(value: str) -> str:
-    try:
-        day = datetime.strptime(value, "%Y-%m-%d")
-    except ValueError:
-        day = None
-    require(day is not None and 2000 <= day.year <= 2100,
-            f"since must be a date like 2026-04-01 (YYYY-MM-DD, years 2000-2100), got '{value}'")
-    return value
-
-
 def _comment_view(state: SocialState, c: Comment) -> CommentView:
     return CommentView(comment_id=c.comment_id, post_id=c.post_id, author_id=c.author_id,
                        author_handle=state.profiles[c.author_id].handle, text=c.text,
@@ -295,7 +280,7 @@ def search_social_profiles(
     city: Annotated[str | None, Field(description="Only profiles in this city.")] = None,
     verified_only: Annotated[bool, Field(description="Only verified profiles.")] = False,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ProfileList:
     """Find social profiles by handle or name, optionally in one city or verified only."""
     q = query.strip().lstrip("@").lower()
@@ -311,7 +296,7 @@ def search_social_profiles(
 @tool(sensitive=("profile_id", "viewer_profile_id"))
 def get_social_profile(
     state: SocialState,
-    profile_id: Annotated[str, Field(description="Profile to show, e.g. 'PRF-0007'.")],
+    profile_id: entity_id("profile", "Profile to show, e.g. 'PRF-0007'."),
     viewer_profile_id: Viewer = None,
 ) -> ProfileDetails:
     """Get a profile's bio, counts and privacy; with a viewer, also how the viewer relates to it."""
@@ -340,10 +325,10 @@ def get_social_profile(
 @tool(sensitive=("profile_id",))
 def get_home_feed(
     state: SocialState,
-    profile_id: Annotated[str, Field(description="Whose home feed, e.g. 'PRF-0004'.")],
+    profile_id: entity_id("profile", "Whose home feed, e.g. 'PRF-0004'."),
     media_type: Annotated[MediaType | None, Field(description="Only posts with this kind of media.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> PostList:
     """A profile's home feed: posts and reposts by the profiles it follows and its own, newest first.
 
@@ -359,12 +344,12 @@ def get_home_feed(
 @tool(sensitive=("profile_id", "viewer_profile_id"))
 def list_profile_posts(
     state: SocialState,
-    profile_id: Annotated[str, Field(description="Author whose posts to list, e.g. 'PRF-0007'.")],
+    profile_id: entity_id("profile", "Author whose posts to list, e.g. 'PRF-0007'."),
     viewer_profile_id: Viewer = None,
     include_reposts: Annotated[bool, Field(description="Also list the author's reposts.")] = True,
     media_type: Annotated[MediaType | None, Field(description="Only posts with this kind of media.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> PostList:
     """List the posts of one profile that the viewer can see, newest first."""
     author = _profile(state, profile_id, "profile_id")
@@ -390,7 +375,7 @@ def list_post_comments(
     post_id: PostId,
     viewer_profile_id: Viewer = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> CommentList:
     """List a post's comments as threads (each comment followed by its replies), oldest thread first."""
     viewer = _viewer(state, viewer_profile_id)
@@ -422,18 +407,19 @@ def search_hashtag_posts(
     hashtag: Annotated[str, Field(min_length=1, max_length=60, description="Hashtag with or without '#', e.g. 'coffee'.")],
     viewer_profile_id: Viewer = None,
     media_type: Annotated[MediaType | None, Field(description="Only posts with this kind of media.")] = None,
-    since: Annotated[str | None, Field(description="Only posts on or after this date (YYYY-MM-DD).")] = None,
+    since: Annotated[day("Only posts on or after this date.") | None,
+                     Field(description="Only posts on or after this date.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> PostList:
     """Find original posts tagged with a hashtag that the viewer can see, newest first."""
     tag = hashtag.strip().lstrip("#").lower()
     require(bool(tag) and re.fullmatch(r"\w+", tag) is not None,
             f"hashtag must be one word of letters, digits or '_' (e.g. 'coffee'), got '{hashtag}'")
     viewer = _viewer(state, viewer_profile_id)
-    day = _since(since) if since is not None else ""
+    first = parse_day(since, "since").isoformat() if since is not None else ""
     found = [p for p in state.posts.values() if p.repost_of is None and tag in p.hashtags
-             and p.created_at[:10] >= day and (media_type is None or p.media_type == media_type)
+             and p.created_at[:10] >= first and (media_type is None or p.media_type == media_type)
              and _hidden(state, viewer, p) is None]
     return _page(state, found, viewer, offset, limit)
 
@@ -441,11 +427,11 @@ def search_hashtag_posts(
 @tool(sensitive=("profile_id",))
 def list_social_notifications(
     state: SocialState,
-    profile_id: Annotated[str, Field(description="Whose notifications, e.g. 'PRF-0004'.")],
+    profile_id: entity_id("profile", "Whose notifications, e.g. 'PRF-0004'."),
     unread_only: Annotated[bool, Field(description="Only notifications not read yet.")] = False,
     kind: Annotated[NotificationKind | None, Field(description="Only notifications of this kind.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> NotificationList:
     """List a profile's notifications (likes, comments, reposts, follows, follow requests), newest first."""
     _profile(state, profile_id, "profile_id")
@@ -521,7 +507,7 @@ def comment_on_social_post(
     profile_id: ActorId,
     post_id: PostId,
     text: Annotated[str, Field(min_length=1, description=f"Comment text, at most {MAX_COMMENT_CHARS} characters.")],
-    reply_to_comment_id: Annotated[str | None, Field(description="Comment to reply to, e.g. 'CMT-0031'; omit for a top-level comment.")] = None,
+    reply_to_comment_id: Annotated[CommentId | None, Field(description="Comment to reply to, e.g. 'CMT-0031'; omit for a top-level comment.")] = None,
 ) -> CommentView:
     """Comment on a post you can see, or reply to one of its comments (threads nest 3 levels deep)."""
     me = _profile(state, profile_id, "profile_id")
@@ -585,7 +571,7 @@ def _not_blocked(me: Profile, other: Profile) -> None:
 def follow_profile(
     state: SocialState,
     profile_id: ActorId,
-    target_profile_id: Annotated[str, Field(description="Profile to follow, e.g. 'PRF-0012'.")],
+    target_profile_id: entity_id("profile", "Profile to follow, e.g. 'PRF-0012'."),
 ) -> FollowResult:
     """Follow a profile; a private profile gets a follow request it must approve first."""
     me = _profile(state, profile_id, "profile_id")
@@ -612,7 +598,7 @@ def follow_profile(
 def unfollow_profile(
     state: SocialState,
     profile_id: ActorId,
-    target_profile_id: Annotated[str, Field(description="Profile to stop following, e.g. 'PRF-0012'.")],
+    target_profile_id: entity_id("profile", "Profile to stop following, e.g. 'PRF-0012'."),
 ) -> FollowResult:
     """Stop following a profile, or withdraw a pending follow request to it."""
     me = _profile(state, profile_id, "profile_id")
@@ -634,7 +620,7 @@ def unfollow_profile(
 def approve_follow_request(
     state: SocialState,
     profile_id: ActorId,
-    requester_profile_id: Annotated[str, Field(description="Profile that asked to follow you, e.g. 'PRF-0019'.")],
+    requester_profile_id: entity_id("profile", "Profile that asked to follow you, e.g. 'PRF-0019'."),
 ) -> FollowResult:
     """Approve a pending request to follow your private profile; the requester becomes a follower."""
     me = _profile(state, profile_id, "profile_id")

@@ -127,6 +127,15 @@ def test_get_post_and_comments(hub: Hub) -> None:
     fails(hub, "list_post_comments", "repost of 'PST-0001'", post_id="PST-0006")
 
 
+def test_comments_page(hub: Hub) -> None:
+    first = ok(hub, "list_post_comments", post_id="PST-0001", limit=2)
+    assert first["total"] == 3 and first["next_offset"] == 2
+    second = ok(hub, "list_post_comments", post_id="PST-0001", offset=first["next_offset"], limit=2)
+    assert second["total"] == 3 and second["next_offset"] is None
+    assert ids(first, "comments", "comment_id") + ids(second, "comments", "comment_id") == [
+        "CMT-0001", "CMT-0002", "CMT-0003"]
+
+
 def test_hashtags_and_notifications(hub: Hub) -> None:
     assert ids(ok(hub, "search_hashtag_posts", hashtag="#Coffee")) == ["PST-0004", "PST-0001"]
     assert ids(ok(hub, "search_hashtag_posts", hashtag="coffee", since="2026-04-12")) == ["PST-0004"]
