@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 from prove.env.hub import Hub
+from prove.synth.evidence import call_stats, provenance, text_has_value
 from prove.synth.pipeline import SynthResult
-from prove.synth.validate import call_stats, check_example, provenance, text_has_value
+from prove.synth.validate import check_example
 
 
 def _examples(out: Path) -> list[dict]:

@@ -12,6 +12,7 @@ import pytest
 
 from prove.env.registry import load_registry
 from prove.synth.chains import ToolGraph, graph_chains
+from prove.synth.evidence import text_has_value
 from prove.synth.perturb import (
     ChainPool,
     PerturbationRates,
@@ -21,7 +22,6 @@ from prove.synth.perturb import (
 )
 from prove.synth.pipeline import SynthResult
 from prove.synth.sampling import schema_enum
-from prove.synth.validate import text_has_value
 
 
 @pytest.fixture(scope="module")

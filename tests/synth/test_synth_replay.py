@@ -12,8 +12,9 @@ import pyarrow.parquet as pq
 
 from prove.env.hub import Hub
 from prove.reward import score_turn
+from prove.synth.evidence import ground_truth_calls
 from prove.synth.pipeline import SynthResult
-from prove.synth.validate import ground_truth_calls, replay_example
+from prove.synth.validate import replay_example
 
 
 def _examples(out: Path) -> list[dict]:

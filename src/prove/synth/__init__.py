@@ -7,6 +7,7 @@ openai_teacher, perturb, validate, export, pipeline}``.
 """
 
 from prove.synth.chains import Chain, Edge, ToolGraph, sample_chains
+from prove.synth.evidence import provenance
 from prove.synth.export import training_rows, write_parquet
 from prove.synth.machine import (
     TRANSITIONS,
@@ -25,7 +26,7 @@ from prove.synth.pipeline import PAPER_SIZES, SynthConfig, SynthResult, asynthes
 from prove.synth.programmatic import ProgrammaticTeacher
 from prove.synth.records import KINDS, dumps, example_id, split_chains
 from prove.synth.sampling import LiveSampler, SamplingContext
-from prove.synth.validate import check_example, provenance, replay_example
+from prove.synth.validate import check_example, replay_example
 
 __all__ = [
     "Action", "Chain", "Conversation", "Edge", "KINDS", "LiveSampler", "Outcome", "PAPER_SIZES",

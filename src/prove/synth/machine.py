@@ -23,7 +23,9 @@ from typing import Any, Protocol
 from prove.env.hub import Hub
 from prove.env.registry import Registry
 from prove.synth.chains import Chain, ToolGraph
-from prove.synth.records import derived_rng
+from prove.synth.evidence import call_stats, json_values, provenance, text_has_value
+from prove.synth.phrasing import system_prompt
+from prove.synth.records import chain_split, derived_rng
 from prove.synth.sampling import LiveSampler, SamplingContext
 
 __all__ = [
@@ -110,8 +112,6 @@ class Script:
     def truncate(self, stop: int, keep_last: bool = False) -> None:
         """Keep chain positions < stop (a step that cannot run ends the conversation early);
         turns are cut to match (an abstention turn at the end is kept when `keep_last`)."""
-        from prove.synth.records import chain_split
-
         tail = self.turns[-1] if keep_last else None
         body = self.turns[:-1] if keep_last else self.turns
         turns = []
@@ -272,8 +272,6 @@ def _execute(convo: Conversation, k: int, calls: list[dict[str, Any]]) -> list[d
 def _depends_on(convo: Conversation, k: int) -> list[list[int]]:
     """Edges among turn k's successful calls: a value of j's arguments that first appeared in
     i's result (not in the user's words), or a graph edge from a write i to j."""
-    from prove.synth.validate import json_values, text_has_value
-
     calls = convo.successful(k)
     users = " ".join(m["content"] for m in convo.messages if m["role"] == "user")
     values = [json_values(c["result"]) for c in calls]
@@ -392,8 +390,6 @@ async def _turn(convo: Conversation, teacher: Teacher, k: int) -> str | None:
 
 
 def _mentions(text: str, value: Any) -> bool:
-    from prove.synth.validate import text_has_value
-
     values = value if isinstance(value, list) else [value]
     return any(text_has_value(text, v) for v in values if v is not None)
 
@@ -457,8 +453,6 @@ async def run_conversation(script: Script, teacher: Teacher, env: SynthEnv) -> O
 def _system(convo: Conversation) -> str:
     """The system message: the servers' domains and the rules; with `show_context`, the sampled
     entities too (their values then count as shown context for provenance)."""
-    from prove.synth.phrasing import system_prompt
-
     servers = [convo.env.registry.server(s) for s in convo.script.servers]
     lines: list[str] = []
     if convo.env.show_context:
@@ -472,8 +466,6 @@ def _since(timings: dict[str, float], t1: float) -> dict[str, float]:
 
 
 def _example(convo: Conversation, teacher: Teacher, state_hash: str) -> dict[str, Any]:
-    from prove.synth.validate import call_stats, provenance
-
     script = convo.script
     used = [v for c in convo.successful() if isinstance(c["arguments"], dict)
             for v in _flat(c["arguments"].values())]

@@ -24,7 +24,7 @@ from prove.graph.features import tokens
 from prove.synth import phrasing as P
 from prove.synth.chains import Chain
 from prove.synth.machine import Script, TurnSpec
-from prove.synth.records import example_id, example_rng
+from prove.synth.records import chain_split, example_id, example_rng
 from prove.synth.sampling import schema_enum
 
 __all__ = ["PerturbationRates", "ChainPool", "build_script", "offered_tools", "distractors_for",
@@ -211,8 +211,6 @@ def build_script(kind: str, index: int, pool: ChainPool, *, seed: int, n_worlds:
                  rates: PerturbationRates = PerturbationRates(), val_fraction: float = 0.1) -> Script:
     """The seeded plan of example (kind, index): a server drawn uniformly, one of its chains, the
     world seed, turn layout and perturbations."""
-    from prove.synth.records import chain_split
-
     registry = pool.registry
     rng = example_rng(seed, kind, index)
     servers, groups = pool.groups(kind == "clarification")
