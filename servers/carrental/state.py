@@ -7,9 +7,10 @@ import zlib
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import day, entity_id, moment
 from prove.env.world import CITIES, FIRST_NAMES, LAST_NAMES, STREETS, email, iso, person, phone
 
 VehicleClass = Literal["economy", "compact", "midsize", "suv", "van", "luxury"]
@@ -49,12 +50,17 @@ RIDE_SEATS: dict[str, int] = {"standard": 4, "xl": 6, "premium": 4}
 RIDE_CANCEL_FEE = 5.0
 """Charged when a ride is cancelled after a driver was assigned."""
 
-_STRICT = ConfigDict(extra="forbid")
+BranchId = entity_id("branch", "Rental branch id, e.g. 'BRN-0002' (from list_rental_branches).")
+VehicleId = entity_id("vehicle", "Vehicle id, e.g. 'VEH-0012' (from search_rental_cars).")
+CustomerId = entity_id("customer", "Rental customer id, e.g. 'RCU-0004'.")
+CustomerEmail = entity_id("customer_email", "A rental customer's email, e.g. 'ada.chen@drive.example.com'.")
+RentalId = entity_id("rental", "Car rental id, e.g. 'RNT-0031'.")
+ReportId = entity_id("damage_report", "Damage report id, e.g. 'DMG-0003'.")
+RideId = entity_id("ride", "Ride id, e.g. 'RID-0007'.")
 
 
-class Branch(BaseModel):
-    model_config = _STRICT
-    branch_id: str
+class Branch(Record):
+    branch_id: BranchId
     name: str
     city: str
     address: str
@@ -64,9 +70,8 @@ class Branch(BaseModel):
     phone: str
 
 
-class Vehicle(BaseModel):
-    model_config = _STRICT
-    vehicle_id: str
+class Vehicle(Record):
+    vehicle_id: VehicleId
     plate: str
     make: str
     model: str
@@ -76,32 +81,30 @@ class Vehicle(BaseModel):
     transmission: Transmission
     fuel: Fuel
     daily_rate: float = Field(description="USD per rental day (24 hours).")
-    branch_id: str = Field(description="Branch where the car currently is.")
+    branch_id: BranchId = Field(description="Branch where the car currently is.")
     status: VehicleStatus
     mileage: int = Field(description="Odometer, km.")
 
 
-class RentalCustomer(BaseModel):
-    model_config = _STRICT
-    customer_id: str
+class RentalCustomer(Record):
+    customer_id: CustomerId
     name: str
-    email: str
+    email: CustomerEmail
     phone: str
     age: int
     license_number: str
-    license_expiry: str = Field(description="Driving licence expiry date, YYYY-MM-DD.")
+    license_expiry: day("Driving licence expiry date.")
     loyalty_tier: LoyaltyTier
 
 
-class Rental(BaseModel):
-    model_config = _STRICT
-    rental_id: str
-    customer_id: str
-    vehicle_id: str
-    pickup_branch_id: str
-    return_branch_id: str
-    pickup_at: str = Field(description="Reserved pickup time, YYYY-MM-DDTHH:MM.")
-    return_at: str = Field(description="Reserved return time, YYYY-MM-DDTHH:MM.")
+class Rental(Record):
+    rental_id: RentalId
+    customer_id: CustomerId
+    vehicle_id: VehicleId
+    pickup_branch_id: BranchId
+    return_branch_id: BranchId
+    pickup_at: moment("Reserved pickup time.")
+    return_at: moment("Reserved return time.")
     days: int
     extras: list[Extra] = Field(default_factory=list, description="Booked extras, sorted.")
     status: RentalStatus
@@ -122,11 +125,10 @@ class Rental(BaseModel):
     created_at: str
 
 
-class DamageReport(BaseModel):
-    model_config = _STRICT
-    report_id: str
-    rental_id: str
-    vehicle_id: str
+class DamageReport(Record):
+    report_id: ReportId
+    rental_id: RentalId
+    vehicle_id: VehicleId
     area: DamageArea
     severity: DamageSeverity
     description: str
@@ -134,10 +136,9 @@ class DamageReport(BaseModel):
     reported_at: str
 
 
-class Ride(BaseModel):
-    model_config = _STRICT
-    ride_id: str
-    customer_id: str
+class Ride(Record):
+    ride_id: RideId
+    customer_id: CustomerId
     city: str
     pickup_address: str
     dropoff_address: str

@@ -10,7 +10,16 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import Limit, Offset
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    Limit,
+    Offset,
+    Page,
+    entity_id,
+    entity_ids,
+    moment,
+    parse_moment,
+)
 from prove.env.world import iso
 from prove_servers.carrental.state import (
     DAMAGE_CHARGE,
@@ -27,7 +36,10 @@ from prove_servers.carrental.state import (
     RIDE_CANCEL_FEE,
     RIDE_SEATS,
     Branch,
+    BranchId,
     CarRentalState,
+    CustomerEmail,
+    CustomerId,
     DamageArea,
     DamageReport,
     DamageSeverity,
@@ -35,12 +47,15 @@ from prove_servers.carrental.state import (
     Fuel,
     Rental,
     RentalCustomer,
+    RentalId,
     RentalStatus,
     Ride,
+    RideId,
     RideType,
     Transmission,
     Vehicle,
     VehicleClass,
+    VehicleId,
     driver_for,
     norm_address,
     rental_price,
@@ -48,13 +63,9 @@ from prove_servers.carrental.state import (
     ride_route,
 )
 
-VehicleId = Annotated[str, Field(description="Vehicle id, e.g. 'VEH-0012' (from search_rental_cars).")]
-RentalId = Annotated[str, Field(description="Car rental id, e.g. 'RNT-0031'.")]
-CustomerId = Annotated[str, Field(description="Rental customer id, e.g. 'RCU-0004'.")]
-RideId = Annotated[str, Field(description="Ride id, e.g. 'RID-0007'.")]
-PickupAt = Annotated[str, Field(description="Pickup time, YYYY-MM-DDTHH:MM, not in the past.")]
-ReturnAt = Annotated[str, Field(description="Return time, YYYY-MM-DDTHH:MM, after the pickup (at most 28 days).")]
-ReturnBranch = Annotated[str | None, Field(description="Branch to return the car to; default: the pickup branch.")]
+PickupAt = moment("Pickup time, not in the past.")
+ReturnAt = moment("Return time, after the pickup (at most 28 days).")
+ReturnBranch = Annotated[BranchId | None, Field(description="Branch to return the car to; default: the pickup branch.")]
 Extras = Annotated[list[Extra] | None, Field(description="Extras to book: gps, child_seat, extra_driver, insurance_full.")]
 City = Annotated[str, Field(description="City where the ride happens, e.g. 'Berlin'.")]
 Address = Annotated[str, Field(min_length=3, max_length=200, description="Street address or landmark.")]
@@ -63,14 +74,12 @@ _BUSY = ("reserved", "active")
 _OPEN_RIDE = ("requested", "driver_assigned", "in_progress")
 
 
-class BranchList(BaseModel):
+class BranchList(Page):
     branches: list[Branch]
-    total: int
-    next_offset: int | None
 
 
 class CarOffer(BaseModel):
-    vehicle_id: str
+    vehicle_id: VehicleId
     make: str
     model: str
     year: int
@@ -83,13 +92,11 @@ class CarOffer(BaseModel):
     estimated_total: float = Field(description="Days x daily rate, before extras, discounts and fees.")
 
 
-class CarSearchResult(BaseModel):
-    branch_id: str
+class CarSearchResult(Page):
+    branch_id: BranchId
     pickup_at: str
     return_at: str
     cars: list[CarOffer]
-    total: int
-    next_offset: int | None
 
 
 class BookedWindow(BaseModel):
@@ -107,9 +114,9 @@ class VehicleDetails(BaseModel):
 
 
 class RentalQuote(BaseModel):
-    vehicle_id: str
-    pickup_branch_id: str
-    return_branch_id: str
+    vehicle_id: VehicleId
+    pickup_branch_id: BranchId
+    return_branch_id: BranchId
     pickup_at: str
     return_at: str
     days: int
@@ -122,12 +129,10 @@ class RentalQuote(BaseModel):
     total_price: float
 
 
-class CustomerRentals(BaseModel):
+class CustomerRentals(Page):
     customer: RentalCustomer
     rentals: list[Rental]
-    total: int
-    next_offset: int | None
-    open_ride_ids: list[str] = Field(description="The customer's rides not yet completed or cancelled.")
+    open_ride_ids: entity_ids("ride", "The customer's rides not yet completed or cancelled.")
 
 
 class RideOption(BaseModel):
@@ -146,17 +151,6 @@ class RideFareEstimate(BaseModel):
 
 
 # -- helpers -------------------------------------------------------------------------------
-def _time(value: str, param: str) -> datetime:
-    try:
-        dt = datetime.fromisoformat(value) if len(value) == 16 and value[10] == "T" else None
-    except ValueError:
-        dt = None
-    require(dt is not None and 2000 <= dt.year <= 2100,
-            f"{param} must be a time like 2026-04-02T10:00 (years 2000-2100), got '{value}'")
-    assert dt is not None
-    return dt
-
-
 def _vehicle(state: CarRentalState, vehicle_id: str) -> Vehicle:
     return lookup(state.vehicles, vehicle_id, "vehicle_id", "vehicle", hint="use search_rental_cars to find one")
 
@@ -227,7 +221,7 @@ def _driver(customer: RentalCustomer, vehicle: Vehicle, end: datetime) -> None:
 def _plan(state: CarRentalState, vehicle: Vehicle, pickup_at: str, return_at: str, return_branch_id: str | None,
           extras: list[str], customer: RentalCustomer | None, rental: Rental | None = None) -> dict:
     """Check a rental window (new, or a change to `rental`) and price it; raises on any rule broken."""
-    start, end = _time(pickup_at, "pickup_at"), _time(return_at, "return_at")
+    start, end = parse_moment(pickup_at, "pickup_at"), parse_moment(return_at, "return_at")
     if rental is None:
         require(start >= state.now_dt(), f"pickup_at {pickup_at} is in the past; now is {state.now}")
     require(end > start, f"return_at ({return_at}) must be after pickup_at ({pickup_at})")
@@ -285,7 +279,7 @@ def list_rental_branches(
     city: Annotated[str | None, Field(description="Only branches in this city.")] = None,
     airport_only: Annotated[bool, Field(description="Only branches at an airport.")] = False,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> BranchList:
     """List car rental branches with address, airport flag and opening hours, by city."""
     found = [b for b in state.branches.values()
@@ -299,7 +293,7 @@ def list_rental_branches(
 @tool(sensitive=("branch_id",))
 def search_rental_cars(
     state: CarRentalState,
-    branch_id: Annotated[str, Field(description="Pickup branch id, e.g. 'BRN-0002' (from list_rental_branches).")],
+    branch_id: entity_id("branch", "Pickup branch id, e.g. 'BRN-0002' (from list_rental_branches)."),
     pickup_at: PickupAt,
     return_at: ReturnAt,
     vehicle_class: Annotated[VehicleClass | None, Field(description="Only cars of this class.")] = None,
@@ -308,11 +302,12 @@ def search_rental_cars(
     min_seats: Annotated[int | None, Field(ge=1, le=9, description="Only cars with at least this many seats.")] = None,
     max_daily_rate: Annotated[float | None, Field(gt=0, le=5000, description="Only cars at or under this daily rate, USD.")] = None,
     offset: Offset = 0,
-    limit: Limit = 10,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> CarSearchResult:
     """Find cars free at a branch for a pickup-to-return window, cheapest first, with filters."""
     branch = _branch(state, branch_id, "branch_id")
-    start, end = _time(pickup_at, "pickup_at"), _time(return_at, "return_at")
+    start, end = parse_moment(pickup_at, "pickup_at"), parse_moment(return_at, "return_at")
+    pickup_at, return_at = iso(start), iso(end)  # echoed to the minute
     require(start >= state.now_dt(), f"pickup_at {pickup_at} is in the past; now is {state.now}")
     require(end > start, f"return_at ({return_at}) must be after pickup_at ({pickup_at})")
     days = _days(start, end)
@@ -358,12 +353,14 @@ def get_rental_quote(
     return_at: ReturnAt,
     return_branch_id: ReturnBranch = None,
     extras: Extras = None,
-    customer_id: Annotated[str | None, Field(description="Customer to quote for (applies their loyalty discount and checks they may drive it).")] = None,
+    customer_id: Annotated[CustomerId | None, Field(description="Customer to quote for (applies their loyalty discount and checks they may drive it).")] = None,
 ) -> RentalQuote:
     """Price a rental of one car (days, extras, one-way fee, loyalty discount) without booking it."""
     car = _vehicle(state, vehicle_id)
     customer = _customer(state, customer_id) if customer_id is not None else None
     wanted = sorted(set(extras or ()))
+    pickup_at = iso(parse_moment(pickup_at, "pickup_at"))  # stored to the minute
+    return_at = iso(parse_moment(return_at, "return_at"))
     plan = _plan(state, car, pickup_at, return_at, return_branch_id, wanted, customer)
     return RentalQuote(vehicle_id=vehicle_id, pickup_at=pickup_at, return_at=return_at, extras=wanted, **plan)
 
@@ -382,6 +379,8 @@ def reserve_rental_car(
     customer = _customer(state, customer_id)
     car = _vehicle(state, vehicle_id)
     wanted = sorted(set(extras or ()))
+    pickup_at = iso(parse_moment(pickup_at, "pickup_at"))  # stored to the minute
+    return_at = iso(parse_moment(return_at, "return_at"))
     plan = _plan(state, car, pickup_at, return_at, return_branch_id, wanted, customer)
     rental = Rental(rental_id=state.new_id("RNT"), customer_id=customer_id, vehicle_id=vehicle_id,
                     pickup_at=pickup_at, return_at=return_at, extras=wanted, status="reserved",
@@ -399,11 +398,11 @@ def get_car_rental(state: CarRentalState, rental_id: RentalId) -> Rental:
 @tool(sensitive=("customer_id", "email"))
 def list_customer_rentals(
     state: CarRentalState,
-    customer_id: Annotated[str | None, Field(description="Rental customer id, e.g. 'RCU-0004'.")] = None,
-    email: Annotated[str | None, Field(description="The customer's email, if the id is not known.")] = None,
+    customer_id: Annotated[CustomerId | None, Field(description="Rental customer id, e.g. 'RCU-0004'.")] = None,
+    email: Annotated[CustomerEmail | None, Field(description="The customer's email, if the id is not known.")] = None,
     status: Annotated[RentalStatus | None, Field(description="Only rentals in this status.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> CustomerRentals:
     """Show a customer's profile (licence, age, tier) and rentals, latest pickup first, by id or email."""
     require((customer_id is None) != (email is None), "give exactly one of customer_id or email")
@@ -456,12 +455,13 @@ def add_rental_extra(
 def extend_car_rental(
     state: CarRentalState,
     rental_id: RentalId,
-    new_return_at: Annotated[str, Field(description="New return time, YYYY-MM-DDTHH:MM, later than the current one.")],
+    new_return_at: moment("New return time, later than the current one."),
 ) -> Rental:
     """Move a reserved or active rental's return to a later time, if the car is free until then."""
     rental = _rental(state, rental_id)
     _status(rental, _BUSY, "be extended")
-    new_end = _time(new_return_at, "new_return_at")
+    new_end = parse_moment(new_return_at, "new_return_at")
+    new_return_at = iso(new_end)  # stored to the minute
     require(new_end > datetime.fromisoformat(rental.return_at),
             f"new_return_at ({new_return_at}) must be later than the current return time ({rental.return_at})")
     require(new_end > state.now_dt(), f"new_return_at ({new_return_at}) is in the past; now is {state.now}")
@@ -498,7 +498,7 @@ def return_rental_car(
     state: CarRentalState,
     rental_id: RentalId,
     odometer_km: Annotated[int, Field(ge=0, le=2_000_000, description="Odometer reading at return, km.")],
-    return_branch_id: Annotated[str | None, Field(description="Branch where the car is returned; default: the reserved return branch.")] = None,
+    return_branch_id: Annotated[BranchId | None, Field(description="Branch where the car is returned; default: the reserved return branch.")] = None,
 ) -> Rental:
     """Return an active rental's car: records mileage, charges a late fee per day late, frees the car."""
     rental = _rental(state, rental_id)

@@ -143,10 +143,24 @@ def test_search_rental_cars(hub: Hub) -> None:
           return_at="2026-04-20T10:00")
     fails(hub, "search_rental_cars", "open 08:00-20:00", "outside its opening hours", branch_id="BRN-0002",
           pickup_at="2026-03-17T22:00", return_at="2026-03-18T10:00")
-    fails(hub, "search_rental_cars", "pickup_at must be a time like", branch_id="BRN-0001", pickup_at="tomorrow",
-          return_at="2026-03-18T10:00")
+    fails(hub, "search_rental_cars", "pickup_at must be a date and time YYYY-MM-DDTHH:MM", branch_id="BRN-0001",
+          pickup_at="tomorrow", return_at="2026-03-18T10:00")
     fails(hub, "search_rental_cars", "vehicle_class", "'luxury'", branch_id="BRN-0001", vehicle_class="truck", **WINDOW)
     fails(hub, "search_rental_cars", "branch 'BRN-9' not found", "BRN-0001", branch_id="BRN-9", **WINDOW)
+
+
+def test_search_rental_cars_pages(hub: Hub) -> None:
+    later = {"pickup_at": "2026-03-18T10:00", "return_at": "2026-03-19T09:00"}
+    every = ok(hub, "search_rental_cars", branch_id="BRN-0001", **later)
+    assert (every["total"], every["next_offset"]) == (2, None)
+    first = ok(hub, "search_rental_cars", branch_id="BRN-0001", limit=1, **later)
+    assert (first["total"], first["next_offset"]) == (2, 1)
+    second = ok(hub, "search_rental_cars", branch_id="BRN-0001", offset=first["next_offset"], limit=1, **later)
+    assert (second["total"], second["next_offset"]) == (2, None)
+    assert first["cars"] + second["cars"] == every["cars"]
+    # The shared parser also takes seconds; times are kept to the minute.
+    assert ok(hub, "search_rental_cars", branch_id="BRN-0001", pickup_at="2026-03-18T10:00:00",
+              return_at="2026-03-19T09:00")["pickup_at"] == "2026-03-18T10:00"
 
 
 def test_get_rental_car(hub: Hub) -> None:
@@ -256,7 +270,7 @@ def test_extend_car_rental(hub: Hub) -> None:
     fails(hub, "extend_car_rental", "expires on 2026-03-20", rental_id="RNT-0008", new_return_at="2026-03-21T10:00")
     fails(hub, "extend_car_rental", "outside its opening hours", rental_id="RNT-0002", new_return_at="2026-03-18T22:00")
     fails(hub, "extend_car_rental", "is cancelled", rental_id="RNT-0006", new_return_at="2026-03-18T10:00")
-    fails(hub, "extend_car_rental", "new_return_at must be a time", rental_id="RNT-0002", new_return_at="2026-03-18")
+    fails(hub, "extend_car_rental", "new_return_at must be a date and time YYYY-MM-DDTHH:MM", rental_id="RNT-0002", new_return_at="2026-03-18")
     # The overdue RNT-0002 runs into RNT-0010's booking of the same car until that one is cancelled.
     fails(hub, "extend_car_rental", "already booked from 2026-03-16T08:30 to 2026-03-17T08:30",
           rental_id="RNT-0002", new_return_at="2026-03-18T10:00")
