@@ -6,9 +6,10 @@ import random
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id
 from prove.env.world import days_before, email, person, slug
 
 Visibility = Literal["public", "restricted", "private"]
@@ -20,76 +21,77 @@ PageSort = Literal["updated", "views", "title"]
 MAX_TAGS = 8
 """Most tags one page may carry."""
 
-_STRICT = ConfigDict(extra="forbid")
+UserId = entity_id("user", "Wiki user id, e.g. 'USR-0004'.")
+SpaceKey = entity_id("space", "Space key, e.g. 'ENG'.")
+PageId = entity_id("page", "Page id, e.g. 'PG-0012'.")
+RevisionId = entity_id("revision", "Revision id, e.g. 'REV-0031'.")
+RevisionNumber = entity_id("revision_number", "Revision number within its page: 1 for the first version, then 2, 3, ...",
+                           type_=int)
+CommentId = entity_id("comment", "Page comment id, e.g. 'CMT-0008'.")
+AttachmentId = entity_id("attachment", "Attachment id, e.g. 'ATT-0005'.")
 
 
-class WikiUser(BaseModel):
-    model_config = _STRICT
-    user_id: str
+class WikiUser(Record):
+    user_id: UserId
     name: str
     email: str
     team: Team
 
 
-class WikiSpace(BaseModel):
-    model_config = _STRICT
-    space_key: str = Field(description="Short upper-case key, e.g. 'ENG'.")
+class WikiSpace(Record):
+    space_key: SpaceKey
     name: str
     description: str
     visibility: Visibility = Field(
         description="public: anyone may edit; restricted and private: only members may edit.")
-    owner_ids: list[str] = Field(description="Users who administer the space (sorted); owners are members.")
-    member_ids: list[str] = Field(description="Users who belong to the space (sorted).")
+    owner_ids: list[UserId] = Field(description="Users who administer the space (sorted); owners are members.")
+    member_ids: list[UserId] = Field(description="Users who belong to the space (sorted).")
     created_at: str
 
 
-class WikiPage(BaseModel):
-    model_config = _STRICT
-    page_id: str
-    space_key: str
+class WikiPage(Record):
+    page_id: PageId
+    space_key: SpaceKey
     title: str = Field(description="Unique within its space (case-insensitive).")
     body: str
-    author_id: str
-    parent_id: str | None = Field(None, description="Parent page in the same space; None for a top-level page.")
+    author_id: UserId
+    parent_id: PageId | None = Field(None, description="Parent page in the same space; None for a top-level page.")
     tags: list[str] = Field(default_factory=list, description="Sorted, lower-case tags.")
     status: PageStatus
-    locked_by: str | None = Field(None, description="User holding the edit lock, if any.")
+    locked_by: UserId | None = Field(None, description="User holding the edit lock, if any.")
     view_count: int = 0
     version: int = Field(1, description="Number of the current revision.")
     created_at: str
     updated_at: str
-    watcher_ids: list[str] = Field(default_factory=list, description="Users notified of changes (sorted).")
+    watcher_ids: list[UserId] = Field(default_factory=list, description="Users notified of changes (sorted).")
 
 
-class Revision(BaseModel):
-    model_config = _STRICT
-    revision_id: str
-    page_id: str
-    number: int = Field(description="1 for the first version of the page, then 2, 3, ...")
-    author_id: str
+class Revision(Record):
+    revision_id: RevisionId
+    page_id: PageId
+    number: RevisionNumber
+    author_id: UserId
     timestamp: str
     summary: str
     title: str
     body: str
 
 
-class Comment(BaseModel):
-    model_config = _STRICT
-    comment_id: str
-    page_id: str
-    author_id: str
+class Comment(Record):
+    comment_id: CommentId
+    page_id: PageId
+    author_id: UserId
     text: str
     created_at: str
 
 
-class Attachment(BaseModel):
-    model_config = _STRICT
-    attachment_id: str
-    page_id: str
+class Attachment(Record):
+    attachment_id: AttachmentId
+    page_id: PageId
     file_name: str
     size_kb: int
     mime_type: MimeType
-    uploaded_by: str
+    uploaded_by: UserId
     uploaded_at: str
 
 

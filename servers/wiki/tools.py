@@ -9,14 +9,17 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import Limit, Offset
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id
 from prove_servers.wiki.state import (
     MAX_TAGS,
     Attachment,
     Comment,
+    PageId,
     PageSort,
     PageStatus,
     Revision,
+    SpaceKey,
+    UserId,
     Visibility,
     WikiPage,
     WikiSpace,
@@ -24,38 +27,35 @@ from prove_servers.wiki.state import (
     WikiUser,
 )
 
-PageId = Annotated[str, Field(description="Page id, e.g. 'PG-0012'.")]
-UserId = Annotated[str, Field(description="Id of the person making the change, e.g. 'USR-0004'.")]
-SpaceKey = Annotated[str, Field(description="Space key, e.g. 'ENG'.")]
+ActingUserId = entity_id("user", "Id of the person making the change, e.g. 'USR-0004'.")
 Title = Annotated[str, Field(min_length=1, max_length=120, description="Page title, unique within its space.")]
 
 _TAG = re.compile(r"^[a-z0-9][a-z0-9-]{0,29}$")
 
 
 class PageRef(BaseModel):
-    page_id: str
+    page_id: PageId
     title: str
     status: PageStatus
 
 
 class PageSummary(BaseModel):
-    page_id: str
-    space_key: str
+    page_id: PageId
+    space_key: SpaceKey
     title: str
     status: PageStatus
-    parent_id: str | None
-    author_id: str
+    parent_id: PageId | None
+    author_id: UserId
     tags: list[str]
-    locked_by: str | None
+    locked_by: UserId | None
     view_count: int
     version: int
     updated_at: str
     snippet: str = Field(description="The first characters of the body.")
 
 
-class SpaceList(BaseModel):
+class SpaceList(Page):
     spaces: list[WikiSpace]
-    total: int
 
 
 class SpaceDetail(WikiSpace):
@@ -64,15 +64,12 @@ class SpaceDetail(WikiSpace):
     top_level_pages: list[PageRef]
 
 
-class UserList(BaseModel):
+class UserList(Page):
     users: list[WikiUser]
-    total: int
 
 
-class PageList(BaseModel):
+class PageList(Page):
     pages: list[PageSummary]
-    total: int
-    next_offset: int | None
 
 
 class PageView(WikiPage):
@@ -83,19 +80,15 @@ class PageView(WikiPage):
     attachments: list[Attachment]
 
 
-class RevisionList(BaseModel):
-    page_id: str
+class RevisionList(Page):
+    page_id: PageId
     current_version: int
     revisions: list[Revision]
-    total: int
-    next_offset: int | None
 
 
-class CommentList(BaseModel):
-    page_id: str
+class CommentList(Page):
+    page_id: PageId
     comments: list[Comment]
-    total: int
-    next_offset: int | None
 
 
 def _page(state: WikiState, page_id: str, param: str = "page_id") -> WikiPage:
@@ -183,15 +176,18 @@ def _revise(state: WikiState, page: WikiPage, user_id: str, title: str, body: st
 def list_wiki_spaces(
     state: WikiState,
     visibility: Annotated[Visibility | None, Field(description="Only spaces with this visibility.")] = None,
-    member_id: Annotated[str | None, Field(description="Only spaces this user belongs to, e.g. 'USR-0004'.")] = None,
+    member_id: Annotated[UserId | None, Field(description="Only spaces this user belongs to, e.g. 'USR-0004'.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> SpaceList:
-    """List the wiki's spaces with their owners, members and visibility."""
+    """List the wiki's spaces with their owners, members and visibility, a page at a time."""
     if member_id is not None:
         lookup(state.users, member_id, "member_id", "user")
     found = [s for s in state.spaces.values()
              if (visibility is None or s.visibility == visibility)
              and (member_id is None or member_id in s.member_ids)]
-    return SpaceList(spaces=found, total=len(found))
+    page, nxt = paginate(found, offset, limit)
+    return SpaceList(spaces=page, total=len(found), next_offset=nxt)
 
 
 @tool(sensitive=("space_key",))
@@ -210,14 +206,17 @@ def get_wiki_space(state: WikiState, space_key: SpaceKey) -> SpaceDetail:
 def find_wiki_users(
     state: WikiState,
     query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of the name or email.")] = "",
-    space_key: Annotated[str | None, Field(description="Only members of this space, e.g. 'ENG'.")] = None,
+    space_key: Annotated[SpaceKey | None, Field(description="Only members of this space, e.g. 'ENG'.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> UserList:
-    """Find wiki users by name or email, optionally only the members of one space."""
+    """Find wiki users by name or email, optionally only the members of one space, a page at a time."""
     members = _space(state, space_key).member_ids if space_key is not None else None
     q = query.strip().lower()
     found = [u for u in state.users.values()
              if (q in u.name.lower() or q in u.email.lower()) and (members is None or u.user_id in members)]
-    return UserList(users=found[:50], total=len(found))
+    page, nxt = paginate(found, offset, limit)
+    return UserList(users=page, total=len(found), next_offset=nxt)
 
 
 @tool(sensitive=("space_key", "author_id"))
@@ -225,13 +224,13 @@ def search_wiki_pages(
     state: WikiState,
     query: Annotated[str, Field(max_length=200, description=(
         "Words that must all appear in the title, body or tags (case-insensitive); empty matches all."))] = "",
-    space_key: Annotated[str | None, Field(description="Only pages in this space, e.g. 'ENG'.")] = None,
+    space_key: Annotated[SpaceKey | None, Field(description="Only pages in this space, e.g. 'ENG'.")] = None,
     tag: Annotated[str | None, Field(description="Only pages carrying this tag.")] = None,
     status: Annotated[PageStatus | None, Field(description="Only pages in this status.")] = None,
-    author_id: Annotated[str | None, Field(description="Only pages created by this user.")] = None,
+    author_id: Annotated[UserId | None, Field(description="Only pages created by this user.")] = None,
     sort: Annotated[PageSort, Field(description="Most recently updated first, most viewed first, or by title.")] = "updated",
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> PageList:
     """Search wiki pages by words, space, tag, status and author, a page of results at a time."""
     if space_key is not None:
@@ -279,16 +278,20 @@ def list_page_children(
     page_id: PageId,
     include_descendants: Annotated[bool, Field(description="Also list grandchildren and deeper pages.")] = False,
     status: Annotated[PageStatus | None, Field(description="Only pages in this status.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> PageList:
-    """List the pages directly under a page (or its whole subtree)."""
+    """List the pages directly under a page (or its whole subtree), a page at a time."""
     _page(state, page_id)
     pages = _descendants(state, page_id) if include_descendants else _children(state, page_id)
-    found = [_summary(p) for p in pages if status is None or p.status == status]
-    return PageList(pages=found, total=len(found), next_offset=None)
+    found = [p for p in pages if status is None or p.status == status]
+    items, nxt = paginate(found, offset, limit)
+    return PageList(pages=[_summary(p) for p in items], total=len(found), next_offset=nxt)
 
 
 @tool(sensitive=("page_id",))
-def list_page_revisions(state: WikiState, page_id: PageId, offset: Offset = 0, limit: Limit = 20) -> RevisionList:
+def list_page_revisions(state: WikiState, page_id: PageId, offset: Offset = 0,
+                        limit: Limit = DEFAULT_LIMIT) -> RevisionList:
     """List a page's revisions, newest first, with their number, author, summary and content."""
     page = _page(state, page_id)
     found = sorted((r for r in state.revisions.values() if r.page_id == page_id), key=lambda r: -r.number)
@@ -298,7 +301,8 @@ def list_page_revisions(state: WikiState, page_id: PageId, offset: Offset = 0, l
 
 
 @tool(sensitive=("page_id",))
-def list_page_comments(state: WikiState, page_id: PageId, offset: Offset = 0, limit: Limit = 20) -> CommentList:
+def list_page_comments(state: WikiState, page_id: PageId, offset: Offset = 0,
+                       limit: Limit = DEFAULT_LIMIT) -> CommentList:
     """List the comments on a page, oldest first."""
     _page(state, page_id)
     found = [c for c in state.comments.values() if c.page_id == page_id]
@@ -319,9 +323,9 @@ def create_wiki_page(
     state: WikiState,
     space_key: SpaceKey,
     title: Title,
-    user_id: UserId,
+    user_id: ActingUserId,
     body: Annotated[str, Field(max_length=4000, description="Page content (plain text or Markdown).")] = "",
-    parent_id: Annotated[str | None, Field(description=(
+    parent_id: Annotated[PageId | None, Field(description=(
         "Page in the same space to nest under, e.g. 'PG-0003'; omit for a top-level page."))] = None,
     tags: Annotated[list[str] | None, Field(description=f"Up to {MAX_TAGS} lower-case tags.")] = None,
 ) -> WikiPage:
@@ -354,7 +358,7 @@ def create_wiki_page(
 def update_wiki_page(
     state: WikiState,
     page_id: PageId,
-    user_id: UserId,
+    user_id: ActingUserId,
     body: Annotated[str | None, Field(max_length=4000, description="New full content; omit to keep it.")] = None,
     title: Annotated[str | None, Field(min_length=1, max_length=120, description="New title; omit to keep it.")] = None,
     summary: Annotated[str, Field(max_length=200, description="What changed, shown in the revision history.")] = "",
@@ -380,8 +384,8 @@ def update_wiki_page(
 def revert_page_to_revision(
     state: WikiState,
     page_id: PageId,
-    revision_number: Annotated[int, Field(ge=1, description="Number of the earlier revision to restore, e.g. 2.")],
-    user_id: UserId,
+    revision_number: entity_id("revision_number", "Number of the earlier revision to restore, e.g. 2.", type_=int, ge=1),
+    user_id: ActingUserId,
 ) -> WikiPage:
     """Restore a page's title and body from an earlier revision, recorded as a new revision."""
     page = _page(state, page_id)
@@ -401,7 +405,7 @@ def revert_page_to_revision(
 
 
 @tool(write=True, sensitive=("page_id", "user_id"))
-def publish_wiki_page(state: WikiState, page_id: PageId, user_id: UserId) -> WikiPage:
+def publish_wiki_page(state: WikiState, page_id: PageId, user_id: ActingUserId) -> WikiPage:
     """Publish a draft page so everyone can read it; its parent must already be published."""
     page = _page(state, page_id)
     _editor(state, state.spaces[page.space_key], user_id)
@@ -420,7 +424,7 @@ def publish_wiki_page(state: WikiState, page_id: PageId, user_id: UserId) -> Wik
 
 
 @tool(write=True, sensitive=("page_id", "user_id"))
-def archive_wiki_page(state: WikiState, page_id: PageId, user_id: UserId) -> WikiPage:
+def archive_wiki_page(state: WikiState, page_id: PageId, user_id: ActingUserId) -> WikiPage:
     """Archive a page (read-only from then on); only its author or a space owner may, and only
     once every child page is archived or moved away."""
     page = _page(state, page_id)
@@ -443,10 +447,10 @@ def archive_wiki_page(state: WikiState, page_id: PageId, user_id: UserId) -> Wik
 def move_wiki_page(
     state: WikiState,
     page_id: PageId,
-    user_id: UserId,
-    new_parent_id: Annotated[str | None, Field(description=(
+    user_id: ActingUserId,
+    new_parent_id: Annotated[PageId | None, Field(description=(
         "Page to move under, e.g. 'PG-0007'; omit to make the page top-level."))] = None,
-    space_key: Annotated[str | None, Field(description=(
+    space_key: Annotated[SpaceKey | None, Field(description=(
         "Destination space; defaults to the new parent's space, or the page's own space."))] = None,
 ) -> WikiPage:
     """Move a page (with its whole subtree) under another page or to the top level of a space."""
@@ -484,7 +488,7 @@ def move_wiki_page(
 def add_page_comment(
     state: WikiState,
     page_id: PageId,
-    user_id: UserId,
+    user_id: ActingUserId,
     text: Annotated[str, Field(min_length=1, max_length=2000, description="The comment.")],
 ) -> Comment:
     """Comment on a page; the commenter starts watching it. Archived pages take no comments."""
@@ -504,7 +508,7 @@ def add_page_comment(
 def tag_wiki_page(
     state: WikiState,
     page_id: PageId,
-    user_id: UserId,
+    user_id: ActingUserId,
     add: Annotated[list[str] | None, Field(description="Tags to add, e.g. ['runbook'].")] = None,
     remove: Annotated[list[str] | None, Field(description="Tags to remove; each must be on the page.")] = None,
 ) -> WikiPage:
@@ -534,7 +538,7 @@ def tag_wiki_page(
 def lock_wiki_page(
     state: WikiState,
     page_id: PageId,
-    user_id: UserId,
+    user_id: ActingUserId,
     locked: Annotated[bool, Field(description="True to lock the page for editing by others, False to unlock.")] = True,
 ) -> WikiPage:
     """Lock a page so only the locking owner can edit it, or unlock it; only space owners may."""

@@ -116,6 +116,21 @@ def test_users(hub: Hub) -> None:
     fails(hub, "find_wiki_users", "space 'OPS' not found", "parameter 'space_key'", space_key="OPS")
 
 
+def test_users_spaces_and_children_page(hub: Hub) -> None:
+    first = ok(hub, "find_wiki_users", query="acme.example", limit=3)
+    assert first["total"] == 4 and first["next_offset"] == 3 and len(first["users"]) == 3
+    second = ok(hub, "find_wiki_users", query="acme.example", offset=first["next_offset"], limit=3)
+    assert second["total"] == 4 and second["next_offset"] is None and len(second["users"]) == 1
+    assert len({u["user_id"] for u in first["users"] + second["users"]}) == 4
+    spaces = ok(hub, "list_wiki_spaces", limit=1)
+    assert spaces["total"] == 2 and spaces["next_offset"] == 1
+    assert ok(hub, "list_wiki_spaces", offset=1)["spaces"][0]["space_key"] != spaces["spaces"][0]["space_key"]
+    kids = ok(hub, "list_page_children", page_id="PG-0001", include_descendants=True, limit=2)
+    assert kids["total"] == 3 and kids["next_offset"] == 2 and ids(kids["pages"]) == ["PG-0002", "PG-0004"]
+    rest = ok(hub, "list_page_children", page_id="PG-0001", include_descendants=True, offset=2, limit=2)
+    assert ids(rest["pages"]) == ["PG-0003"] and rest["next_offset"] is None
+
+
 def test_search(hub: Hub) -> None:
     assert ids(ok(hub, "search_wiki_pages", query="queue")["pages"]) == ["PG-0007", "PG-0002", "PG-0001"]
     assert ids(ok(hub, "search_wiki_pages", query="queue", space_key="ENG", sort="views")["pages"]) == [
