@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id
 from prove.env.world import days_before, email, money, person
 
 Department = Literal["engineering", "sales", "marketing", "finance", "operations", "people"]
@@ -23,22 +24,25 @@ PayoutMethod = Literal["payroll", "bank_transfer"]
 EDITABLE: tuple[ReportStatus, ...] = ("draft", "rejected")
 """Statuses in which a report's items can still change."""
 
-_STRICT = ConfigDict(extra="forbid")
+EmployeeId = entity_id("employee", "Employee id, e.g. 'EMP-0007'.")
+ReportId = entity_id("expense_report", "Expense report id, e.g. 'EXP-0012'.")
+ItemId = entity_id("expense_item", "Expense item id, e.g. 'ITM-0040'.")
+CardId = entity_id("corporate_card", "Corporate card id, e.g. 'CC-0003'.")
+CardTransactionId = entity_id("card_transaction", "Corporate card transaction id, e.g. 'CTX-0021'.")
+PayoutId = entity_id("payout", "Payout id, e.g. 'PAY-0004'.")
 
 
-class Employee(BaseModel):
-    model_config = _STRICT
-    employee_id: str
+class Employee(Record):
+    employee_id: EmployeeId
     name: str
     email: str
     department: Department
     role: EmployeeRole
-    manager_id: str | None = Field(description="Who approves this employee's reports; none for the CEO.")
+    manager_id: EmployeeId | None = Field(description="Who approves this employee's reports; none for the CEO.")
     home_currency: ExpenseCurrency
 
 
-class CategoryPolicy(BaseModel):
-    model_config = _STRICT
+class CategoryPolicy(Record):
     category: ExpenseCategory
     per_item_limit: float = Field(description="Most one item may cost without a justification (USD).")
     receipt_required_above: float | None = Field(
@@ -47,10 +51,9 @@ class CategoryPolicy(BaseModel):
     note: str
 
 
-class ExpenseItem(BaseModel):
-    model_config = _STRICT
-    item_id: str
-    report_id: str
+class ExpenseItem(Record):
+    item_id: ItemId
+    report_id: ReportId
     date: str
     merchant: str
     category: ExpenseCategory
@@ -59,14 +62,13 @@ class ExpenseItem(BaseModel):
     receipt_attached: bool
     receipt_file: str | None = None
     paid_with: PaidWith
-    card_transaction_id: str | None = None
+    card_transaction_id: CardTransactionId | None = None
     policy_violations: list[Violation] = Field(default_factory=list)
 
 
-class ExpenseReport(BaseModel):
-    model_config = _STRICT
-    report_id: str
-    employee_id: str
+class ExpenseReport(Record):
+    report_id: ReportId
+    employee_id: EmployeeId
     title: str
     currency: ExpenseCurrency
     status: ReportStatus
@@ -74,44 +76,41 @@ class ExpenseReport(BaseModel):
     created_at: str
     submitted_at: str | None = None
     decided_at: str | None = None
-    approver_id: str | None = None
+    approver_id: EmployeeId | None = None
     rejection_reason: str | None = None
     justification: str = Field("", description="Why over-limit items are needed (given at submit).")
-    payout_id: str | None = None
+    payout_id: PayoutId | None = None
 
 
-class CorporateCard(BaseModel):
-    model_config = _STRICT
-    card_id: str
-    employee_id: str
+class CorporateCard(Record):
+    card_id: CardId
+    employee_id: EmployeeId
     last4: str
     currency: ExpenseCurrency
     status: CorporateCardStatus
     monthly_limit: float
 
 
-class CardTransaction(BaseModel):
-    model_config = _STRICT
-    transaction_id: str
-    card_id: str
-    employee_id: str
+class CardTransaction(Record):
+    transaction_id: CardTransactionId
+    card_id: CardId
+    employee_id: EmployeeId
     date: str
     merchant: str
     category: ExpenseCategory = Field(description="The card network's merchant category.")
     amount: float
     currency: ExpenseCurrency
-    matched_item_id: str | None = Field(None, description="The expense item it was reconciled to.")
+    matched_item_id: ItemId | None = Field(None, description="The expense item it was reconciled to.")
 
 
-class Payout(BaseModel):
-    model_config = _STRICT
-    payout_id: str
-    report_id: str
-    employee_id: str
+class Payout(Record):
+    payout_id: PayoutId
+    report_id: ReportId
+    employee_id: EmployeeId
     amount: float = Field(description="Personally paid items only; card spend is not reimbursed.")
     currency: ExpenseCurrency
     method: PayoutMethod
-    processed_by: str
+    processed_by: EmployeeId
     paid_at: str
 
 

@@ -2,47 +2,44 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import Limit, Offset
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.expenses.state import (
     EDITABLE,
+    CardId,
     CardTransaction,
+    CardTransactionId,
     CategoryPolicy,
     CorporateCard,
     Department,
     Employee,
+    EmployeeId,
     ExpenseCategory,
     ExpenseCurrency,
     ExpenseItem,
     ExpenseReport,
     ExpenseState,
+    ItemId,
     Payout,
     PayoutMethod,
+    ReportId,
     ReportStatus,
     violations,
 )
 
-EmployeeId = Annotated[str, Field(description="Employee id, e.g. 'EMP-0007'.")]
-ReportId = Annotated[str, Field(description="Expense report id, e.g. 'EXP-0012'.")]
-ItemId = Annotated[str, Field(description="Expense item id, e.g. 'ITM-0040'.")]
 
-
-class EmployeeList(BaseModel):
+class EmployeeList(Page):
     employees: list[Employee]
-    total: int
-    next_offset: int | None
 
 
-class ReportList(BaseModel):
+class ReportList(Page):
     reports: list[ExpenseReport]
-    total: int
-    next_offset: int | None
 
 
 class ReportDetail(BaseModel):
@@ -60,18 +57,16 @@ class PolicyView(BaseModel):
     policies: list[CategoryPolicy]
 
 
-class CorporateCardList(BaseModel):
+class CorporateCardList(Page):
     cards: list[CorporateCard]
 
 
-class CardTransactionList(BaseModel):
+class CardTransactionList(Page):
     transactions: list[CardTransaction]
-    total: int
-    next_offset: int | None
 
 
 class SpendSummary(BaseModel):
-    employee_id: str
+    employee_id: EmployeeId
     name: str
     reports_by_status: dict[str, int]
     approved_spend_usd_by_category: dict[str, float] = Field(description="Approved and reimbursed items, in USD.")
@@ -120,19 +115,15 @@ def _owed(state: ExpenseState, report_id: str) -> float:
     return round(sum(i.amount for i in _items_of(state, report_id) if i.paid_with == "personal"), 2)
 
 
-def _day(state: ExpenseState, value: str, param: str) -> str:
-    try:
-        day = date.fromisoformat(value) if len(value) == 10 else None
-    except ValueError:
-        day = None
-    require(day is not None and 2000 <= day.year <= 2100, f"{param} must be a date like 2026-03-01, got '{value}'")
-    assert day is not None
+def _claimable(state: ExpenseState, value: str, param: str) -> str:
+    """`value` (a date, parsed by parse_day) if it lies in the claim window: not in the future, not too old."""
+    when = parse_day(value, param)
     today = state.now_dt().date()
-    require(day <= today, f"{param} {value} is in the future (today is {today.isoformat()})")
+    require(when <= today, f"{param} {value} is in the future (today is {today.isoformat()})")
     oldest = today - timedelta(days=state.max_item_age_days)
-    require(day >= oldest, f"{param} {value} is older than the {state.max_item_age_days}-day claim window "
+    require(when >= oldest, f"{param} {value} is older than the {state.max_item_age_days}-day claim window "
             f"(earliest {oldest.isoformat()})")
-    return value
+    return when.isoformat()
 
 
 def _notice(item: ExpenseItem, policy: CategoryPolicy) -> str:
@@ -175,7 +166,7 @@ def find_company_employees(
     query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the name or email.")] = "",
     department: Annotated[Department | None, Field(description="Only employees of this department.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> EmployeeList:
     """Find employees by name, email or department, with their manager and role."""
     q = query.strip().lower()
@@ -188,10 +179,10 @@ def find_company_employees(
 @tool(sensitive=("employee_id",))
 def list_expense_reports(
     state: ExpenseState,
-    employee_id: Annotated[str | None, Field(description="Only this employee's reports.")] = None,
+    employee_id: Annotated[EmployeeId | None, Field(description="Only this employee's reports.")] = None,
     status: Annotated[ReportStatus | None, Field(description="Only reports in this status.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ReportList:
     """List expense reports, newest first, filtered by employee and status."""
     if employee_id is not None:
@@ -216,13 +207,16 @@ def get_expense_report(state: ExpenseState, report_id: ReportId) -> ReportDetail
 @tool(sensitive=("manager_id",))
 def list_pending_expense_approvals(
     state: ExpenseState,
-    manager_id: Annotated[str, Field(description="The approving manager's employee id, e.g. 'EMP-0002'.")],
+    manager_id: entity_id("employee", "The approving manager's employee id, e.g. 'EMP-0002'."),
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ReportList:
-    """List submitted reports waiting for a manager's approval (from that manager's direct reports)."""
+    """List submitted reports waiting for a manager's approval (from that manager's direct reports), a page at a time."""
     _employee(state, manager_id, "manager_id")
     found = [r for r in state.reports.values()
              if r.status == "submitted" and state.employees[r.employee_id].manager_id == manager_id]
-    return ReportList(reports=found, total=len(found), next_offset=None)
+    page, nxt = paginate(found, offset, limit)
+    return ReportList(reports=page, total=len(found), next_offset=nxt)
 
 
 @tool()
@@ -239,22 +233,26 @@ def get_expense_policy(
 @tool(sensitive=("employee_id",))
 def list_corporate_cards(
     state: ExpenseState,
-    employee_id: Annotated[str | None, Field(description="Only this employee's cards.")] = None,
+    employee_id: Annotated[EmployeeId | None, Field(description="Only this employee's cards.")] = None,
+    offset: Offset = 0,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> CorporateCardList:
-    """List corporate cards, optionally of one employee."""
+    """List corporate cards, optionally of one employee, a page at a time."""
     if employee_id is not None:
         _employee(state, employee_id)
-    return CorporateCardList(cards=[c for c in state.cards.values() if employee_id is None or c.employee_id == employee_id])
+    found = [c for c in state.cards.values() if employee_id is None or c.employee_id == employee_id]
+    page, nxt = paginate(found, offset, limit)
+    return CorporateCardList(cards=page, total=len(found), next_offset=nxt)
 
 
 @tool(sensitive=("employee_id", "card_id"))
 def list_card_transactions(
     state: ExpenseState,
-    employee_id: Annotated[str | None, Field(description="Only this employee's card spend.")] = None,
-    card_id: Annotated[str | None, Field(description="Only this corporate card, e.g. 'CC-0003'.")] = None,
+    employee_id: Annotated[EmployeeId | None, Field(description="Only this employee's card spend.")] = None,
+    card_id: Annotated[CardId | None, Field(description="Only this corporate card, e.g. 'CC-0003'.")] = None,
     matched: Annotated[bool | None, Field(description="True: only reconciled; False: only still to match.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> CardTransactionList:
     """List corporate card transactions, newest first; unmatched ones still need an expense item."""
     if employee_id is not None:
@@ -322,7 +320,7 @@ def create_expense_report(
 def add_expense_item(
     state: ExpenseState,
     report_id: ReportId,
-    date: Annotated[str, Field(description="Day the expense was incurred, YYYY-MM-DD; not in the future.")],
+    date: day("Day the expense was incurred; not in the future."),
     merchant: Annotated[str, Field(min_length=1, max_length=80, description="Where the money was spent.")],
     category: Annotated[ExpenseCategory, Field(description="Expense category; decides the limit and receipt rule.")],
     amount: Annotated[float, Field(gt=0, le=100_000, description="Amount in the report's currency.")],
@@ -336,9 +334,9 @@ def add_expense_item(
     require(currency is None or currency == report.currency,
             f"currency mismatch: report '{report_id}' is in {report.currency}, the item is in {currency}; "
             f"convert the amount or create a separate {currency} report")
-    day = _day(state, date, "date")
+    incurred = _claimable(state, date, "date")
     _check_receipt_name(receipt_file, "receipt_file")
-    return _new_item(state, report, day, merchant, category, amount, description, receipt_file, None)
+    return _new_item(state, report, incurred, merchant, category, amount, description, receipt_file, None)
 
 
 @tool(write=True, sensitive=("item_id",))
@@ -414,7 +412,7 @@ def _decide(state: ExpenseState, report_id: str, approver_id: str) -> ExpenseRep
 def approve_expense_report(
     state: ExpenseState,
     report_id: ReportId,
-    approver_id: Annotated[str, Field(description="Employee id of the approving manager.")],
+    approver_id: entity_id("employee", "Employee id of the approving manager."),
 ) -> ExpenseReport:
     """Approve a submitted report; only the submitter's manager may approve it."""
     report = _decide(state, report_id, approver_id)
@@ -427,7 +425,7 @@ def approve_expense_report(
 def reject_expense_report(
     state: ExpenseState,
     report_id: ReportId,
-    approver_id: Annotated[str, Field(description="Employee id of the deciding manager.")],
+    approver_id: entity_id("employee", "Employee id of the deciding manager."),
     reason: Annotated[str, Field(min_length=3, max_length=300, description="What the employee must fix.")],
 ) -> ExpenseReport:
     """Reject a submitted report with a reason; the employee can then edit and resubmit it."""
@@ -442,7 +440,7 @@ def reject_expense_report(
 def reimburse_expense_report(
     state: ExpenseState,
     report_id: ReportId,
-    processed_by: Annotated[str, Field(description="Employee id of the finance team member paying it out.")],
+    processed_by: entity_id("employee", "Employee id of the finance team member paying it out."),
     method: Annotated[PayoutMethod, Field(description="Pay with the next payroll run or by bank transfer.")] = "bank_transfer",
 ) -> Payout:
     """Pay an approved report out to the employee (personally paid items only); finance staff only."""
@@ -466,7 +464,7 @@ def reimburse_expense_report(
 @tool(write=True, sensitive=("transaction_id", "report_id"))
 def match_card_transaction(
     state: ExpenseState,
-    transaction_id: Annotated[str, Field(description="Corporate card transaction id, e.g. 'CTX-0021'.")],
+    transaction_id: CardTransactionId,
     report_id: ReportId,
     category: Annotated[ExpenseCategory | None, Field(description="Expense category; default the card's merchant category.")] = None,
     description: Annotated[str, Field(max_length=200, description="Business purpose.")] = "",

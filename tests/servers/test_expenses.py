@@ -160,13 +160,24 @@ def test_add_items_and_policy_flags(hub: Hub) -> None:
     assert ok(hub, "get_expense_report", report_id="EXP-0001")["report"]["total"] == 360.0
 
 
+def test_cards_and_pending_approvals_page(hub: Hub) -> None:
+    first = ok(hub, "list_corporate_cards", limit=1)
+    assert first["total"] == 2 and first["next_offset"] == 1
+    second = ok(hub, "list_corporate_cards", offset=first["next_offset"], limit=1)
+    assert second["total"] == 2 and second["next_offset"] is None
+    assert [c["card_id"] for c in first["cards"] + second["cards"]] == ["CC-0001", "CC-0002"]
+    pending = ok(hub, "list_pending_expense_approvals", manager_id="EMP-0002", limit=1)
+    assert pending["total"] == 1 and pending["next_offset"] is None
+    assert ok(hub, "list_pending_expense_approvals", manager_id="EMP-0002", offset=1)["reports"] == []
+
+
 @pytest.mark.parametrize(
     ("args", "fragments"),
     [
         ({"date": "2026-03-20"}, ("is in the future", "2026-03-16")),
         ({"date": "2025-11-01"}, ("older than the 90-day claim window", "2025-12-16")),
-        ({"date": "March 3"}, ("date must be a date like",)),
-        ({"date": "2026-02-30"}, ("date must be a date like",)),
+        ({"date": "March 3"}, ("date must be a date YYYY-MM-DD", "got 'March 3'")),
+        ({"date": "2026-02-30"}, ("date must be a date YYYY-MM-DD", "got '2026-02-30'")),
         ({"currency": "EUR"}, ("currency mismatch", "is in USD", "separate EUR report")),
         ({"report_id": "EXP-0002"}, ("is submitted", "only draft or rejected")),
         ({"receipt_file": "receipt.exe"}, ("receipt_file must be a .pdf",)),
