@@ -4,10 +4,11 @@ recover | alternative → respond) per user turn → finish | abort, every trans
     outcome = await run_conversation(script, teacher, env)   # Outcome(example=..., reason=None)
 
 A `Script` says what to generate (kind, chain, seed, turn layout, perturbations, offered tools);
-a `Teacher` (programmatic or any OpenAI-compatible model) writes the user turns and plays the
-assistant; the machine executes every call live through the in-process hub, feeds errors back,
-retries at most `max_retries` times in a row, then asks the teacher to switch to an alternative tool
-from the graph, and aborts with a reason when nothing works. Nothing a teacher returns can crash it.
+a `Teacher` writes the user turns and plays the assistant (the protocol below is all the machine
+knows of one; `prove.synth.programmatic` and `prove.synth.openai_teacher` implement it); the
+machine executes every call live through the in-process hub, feeds errors back, retries at most
+`max_retries` times in a row, then asks the teacher to switch to an alternative tool from the
+graph, and aborts with a reason when nothing works. Nothing a teacher returns can crash it.
 """
 
 from __future__ import annotations
@@ -208,20 +209,35 @@ class Conversation:
 
 
 class Teacher(Protocol):
-    """Writes user turns and plays the assistant. Programmatic (offline) or an LLM endpoint."""
+    """What the state machine asks of a teacher, and all it knows of one.
 
-    name: str
+    Implemented by `ProgrammaticTeacher` (offline, deterministic) and `OpenAITeacher` (any
+    OpenAI-compatible endpoint). Any method may raise `TeacherError` (the conversation is rejected
+    as "teacher_error"), `prepare` also `Infeasible`; whatever a method returns is checked.
+    """
 
-    def describe(self) -> dict[str, Any]: ...
+    name: str  # recorded on every example it writes
 
-    async def prepare(self, convo: Conversation) -> None: ...
+    def describe(self) -> dict[str, Any]:
+        """The example's `teacher` record: the name and the settings that shape the output."""
+        ...
 
-    async def user_message(self, convo: Conversation, k: int) -> str: ...
+    async def prepare(self, convo: Conversation) -> None:
+        """Before the first turn: plan, or pick what a clarification withholds (`convo.scratch`)."""
+        ...
 
-    async def assistant(self, convo: Conversation, k: int) -> Action: ...
+    async def user_message(self, convo: Conversation, k: int) -> str:
+        """The user's message of turn k (`convo.script.turns[k]` says what it asks for)."""
+        ...
+
+    async def assistant(self, convo: Conversation, k: int) -> Action:
+        """The assistant's next move in turn k: calls to run, text that ends the turn, or give up."""
+        ...
 
     async def alternative(self, convo: Conversation, k: int, failed: dict[str, Any],
-                          options: list[str]) -> Action | None: ...
+                          options: list[str]) -> Action | None:
+        """Calls to one of `options` after `failed` kept failing; None when none fits."""
+        ...
 
 
 @dataclass

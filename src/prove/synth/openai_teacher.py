@@ -19,7 +19,7 @@ from typing import Any
 
 from prove.calls import parse_tool_calls
 from prove.synth import phrasing as P
-from prove.synth.machine import Action, Conversation, TeacherError
+from prove.synth.machine import Action, Conversation, Infeasible, TeacherError
 
 __all__ = ["OpenAITeacher"]
 
@@ -72,8 +72,6 @@ class OpenAITeacher:
                         if pert.get("type") == "withheld_information":
                             pert.update(out)
                     return out
-        from prove.synth.machine import Infeasible
-
         raise Infeasible(f"nothing the user supplies to withhold in {spec.name}")
 
     async def _chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
