@@ -80,6 +80,7 @@ class ToolSpec:
         meta = func_metadata(public_fn, structured_output=True)
         schema = meta.arg_model.model_json_schema(by_alias=True)
         schema["additionalProperties"] = False
+        _lift_descriptions(schema)
         names = tuple(p.name for p in params[1:])
         unknown = set(marks["sensitive"]) - set(names)
         if unknown:
@@ -129,6 +130,15 @@ class ToolSpec:
                 "parameters": model_facing(self.input_schema),
             },
         }
+
+
+def _lift_descriptions(schema: dict[str, Any]) -> None:
+    """`Alias | None` puts the alias's description inside `anyOf`; state it on the property too."""
+    for prop in schema.get("properties", {}).values():
+        if "description" not in prop:
+            found = [o["description"] for o in prop.get("anyOf", ()) if "description" in o]
+            if found:
+                prop["description"] = found[0]
 
 
 def _check_size(value: Any, key: str, depth: int) -> None:
