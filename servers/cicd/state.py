@@ -6,9 +6,10 @@ import random
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from prove.env.state import Counter, ServerState
+from prove.env.state import Counter, Record, ServerState
+from prove.env.types import entity_id, entity_ids, moment
 from prove.env.world import COMPANIES, days_before, email, iso, person, slug
 
 Stage = Literal["build", "test", "deploy"]
@@ -23,103 +24,106 @@ IncidentStatus = Literal["open", "resolved"]
 ENV_NAMES: tuple[EnvName, ...] = ("dev", "staging", "production")
 FINISHED: tuple[RunStatus, ...] = ("passed", "failed", "cancelled")
 
-_STRICT = ConfigDict(extra="forbid")
+Username = entity_id("user", "Username, e.g. 'mei-tanaka'.")
+Usernames = entity_ids("user", "Usernames, sorted.")
+ProjectId = entity_id("project", "CI project id, e.g. 'PRJ-0003'.")
+BranchName = entity_id("branch", "Branch name of a project's repository, e.g. 'main'.")
+BranchNames = entity_ids("branch", "Branch names, sorted.")
+CommitSha = entity_id("commit", "Short commit hash, 10 hex digits, e.g. '3f9a0c12be'.")
+PipelineId = entity_id("pipeline", "Pipeline id, e.g. 'PPL-0002'.")
+JobName = entity_id("job", "Job name, 'stage:task', e.g. 'test:unit'.")
+RunId = entity_id("pipeline_run", "Pipeline run id, e.g. 'RUN-0042'.")
+ArtifactId = entity_id("artifact", "Build artifact id, e.g. 'ART-0012'.")
+EnvironmentId = entity_id("environment", "Environment id, e.g. 'ENV-0004'.")
+FreezeId = entity_id("deploy_freeze", "Deploy freeze id, e.g. 'FRZ-0002'.")
+DeploymentId = entity_id("deployment", "Deployment id, e.g. 'DEP-0017'.")
+IncidentId = entity_id("incident", "Incident id, e.g. 'INC-0003'.")
 
 
-class User(BaseModel):
-    model_config = _STRICT
-    username: str = Field(description="Unique handle, e.g. 'mei-tanaka'.")
+class User(Record):
+    username: Username
     name: str
     email: str
     role: UserRole = Field(description="release_manager and admin may approve any deployment.")
 
 
-class Project(BaseModel):
-    model_config = _STRICT
-    project_id: str
+class Project(Record):
+    project_id: ProjectId
     name: str = Field(description="Service name, e.g. 'payments-api'.")
     repo: str = Field(description="Source repository, 'org/name'.")
-    default_branch: str
-    branches: list[str] = Field(description="Branch names, sorted.")
-    owners: list[str] = Field(description="Usernames that own the service (may approve its deployments), sorted.")
+    default_branch: BranchName
+    branches: BranchNames = Field(description="Branch names, sorted.")
+    owners: Usernames = Field(description="Usernames that own the service (may approve its deployments), sorted.")
     description: str
     created_at: str
 
 
-class Commit(BaseModel):
-    model_config = _STRICT
-    sha: str = Field(description="Short commit hash, 10 hex digits.")
-    project_id: str
-    branch: str
-    author: str
+class Commit(Record):
+    sha: CommitSha
+    project_id: ProjectId
+    branch: BranchName
+    author: Username
     message: str
     committed_at: str
 
 
-class PipelineJob(BaseModel):
-    model_config = _STRICT
-    name: str = Field(description="Job name, 'stage:task', e.g. 'test:unit'.")
+class PipelineJob(Record):
+    name: JobName
     stage: Stage
 
 
-class Pipeline(BaseModel):
-    model_config = _STRICT
-    pipeline_id: str
-    project_id: str
+class Pipeline(Record):
+    pipeline_id: PipelineId
+    project_id: ProjectId
     name: str
     stages: list[Stage]
     jobs: list[PipelineJob]
 
 
-class JobResult(BaseModel):
-    model_config = _STRICT
-    name: str
+class JobResult(Record):
+    name: JobName
     stage: Stage
     status: JobStatus
     duration_seconds: int | None = None
 
 
-class PipelineRun(BaseModel):
-    model_config = _STRICT
-    run_id: str
-    pipeline_id: str
-    project_id: str
-    commit_sha: str
-    branch: str
+class PipelineRun(Record):
+    run_id: RunId
+    pipeline_id: PipelineId
+    project_id: ProjectId
+    commit_sha: CommitSha
+    branch: BranchName
     status: RunStatus
-    triggered_by: str
+    triggered_by: Username
     created_at: str
     finished_at: str | None = None
     duration_seconds: int | None = None
-    failing_job: str | None = None
+    failing_job: JobName | None = None
     jobs: list[JobResult]
     logs: list[str] = Field(default_factory=list, description="Log excerpt, lines prefixed '[job]'.")
-    retry_of: str | None = Field(None, description="Run this one retries.")
+    retry_of: RunId | None = Field(None, description="Run this one retries.")
 
 
-class Artifact(BaseModel):
-    model_config = _STRICT
-    artifact_id: str
-    project_id: str
+class Artifact(Record):
+    artifact_id: ArtifactId
+    project_id: ProjectId
     version: str = Field(description="Version tag, e.g. 'v2.4.1'.")
-    run_id: str = Field(description="Pipeline run that built it.")
-    commit_sha: str
+    run_id: RunId = Field(description="Pipeline run that built it.")
+    commit_sha: CommitSha
     created_at: str
     size_mb: float
 
 
-class EnvVariable(BaseModel):
-    model_config = _STRICT
+class EnvVariable(Record):
     name: str = Field(description="UPPER_SNAKE name.")
     secret: bool
     value: str | None = Field(description="Plain value; None for secrets (only names are kept).")
     updated_at: str
 
 
-class Environment(BaseModel):
-    model_config = _STRICT
-    environment_id: str
-    project_id: str
+class Environment(Record):
+    environment_id: EnvironmentId
+    project_id: ProjectId
     name: EnvName
     requires_passing_run: bool = Field(description="Only artifacts built by a passed run may deploy.")
     requires_approval: bool = Field(description="Deployments wait for approval by someone else.")
@@ -127,38 +131,35 @@ class Environment(BaseModel):
     variables: list[EnvVariable] = Field(default_factory=list, description="Sorted by name.")
 
 
-class DeployFreeze(BaseModel):
-    model_config = _STRICT
-    freeze_id: str
-    project_id: str
+class DeployFreeze(Record):
+    freeze_id: FreezeId
+    project_id: ProjectId
     environment: EnvName
-    starts_at: str
-    ends_at: str
+    starts_at: moment("Start of the freeze.")
+    ends_at: moment("End of the freeze.")
     reason: str
-    created_by: str
+    created_by: Username
 
 
-class Deployment(BaseModel):
-    model_config = _STRICT
-    deployment_id: str
-    project_id: str
+class Deployment(Record):
+    deployment_id: DeploymentId
+    project_id: ProjectId
     environment: EnvName
-    artifact_id: str
+    artifact_id: ArtifactId
     version: str
     status: DeployStatus
-    deployer: str
+    deployer: Username
     created_at: str
     finished_at: str | None = None
-    approver: str | None = None
+    approver: Username | None = None
     approved_at: str | None = None
-    rollback_of: str | None = Field(None, description="Deployment this one rolled back.")
+    rollback_of: DeploymentId | None = Field(None, description="Deployment this one rolled back.")
 
 
-class Incident(BaseModel):
-    model_config = _STRICT
-    incident_id: str
-    project_id: str
-    deployment_id: str
+class Incident(Record):
+    incident_id: IncidentId
+    project_id: ProjectId
+    deployment_id: DeploymentId
     title: str
     severity: Severity
     status: IncidentStatus

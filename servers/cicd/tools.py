@@ -10,48 +10,53 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import Limit, Offset
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id, moment, parse_moment
+from prove.env.world import iso
 from prove_servers.cicd.state import (
     FINISHED,
     Artifact,
+    ArtifactId,
+    BranchName,
     CICDState,
     Commit,
+    CommitSha,
     DeployFreeze,
     Deployment,
+    DeploymentId,
     DeployStatus,
     Environment,
     EnvName,
     EnvVariable,
     Incident,
+    JobName,
     JobResult,
     Pipeline,
+    PipelineId,
     PipelineRun,
     Project,
+    ProjectId,
+    RunId,
     RunStatus,
     User,
+    Username,
 )
 
-ProjectId = Annotated[str, Field(description="CI project id, e.g. 'PRJ-0003'.")]
-RunId = Annotated[str, Field(description="Pipeline run id, e.g. 'RUN-0042'.")]
-DeploymentId = Annotated[str, Field(description="Deployment id, e.g. 'DEP-0017'.")]
 EnvParam = Annotated[EnvName, Field(description="Target environment: dev, staging or production.")]
-Username = Annotated[str, Field(description="Username of the person acting, e.g. 'mei-tanaka'.")]
+Actor = entity_id("user", "Username of the person acting, e.g. 'mei-tanaka'.")
 
 _UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9]*(_[A-Z0-9]+)*")
 _MAX_FREEZE_DAYS = 30
 
 
-class ProjectList(BaseModel):
+class ProjectList(Page):
     projects: list[Project]
-    total: int
-    next_offset: int | None
 
 
 class BranchHead(BaseModel):
-    branch: str
-    head_sha: str | None
+    branch: BranchName
+    head_sha: CommitSha | None
     head_message: str | None
-    last_run_id: str | None
+    last_run_id: RunId | None
     last_run_status: RunStatus | None
 
 
@@ -62,25 +67,23 @@ class ProjectInfo(BaseModel):
     running_versions: dict[str, str | None] = Field(description="Version currently running per environment.")
 
 
-class RunList(BaseModel):
+class RunList(Page):
     runs: list[PipelineRun]
-    total: int
-    next_offset: int | None
 
 
 class RunInfo(BaseModel):
     run: PipelineRun
     pipeline_name: str
     commit: Commit
-    artifact_id: str | None = Field(description="Artifact this run built, if any.")
+    artifact_id: ArtifactId | None = Field(description="Artifact this run built, if any.")
     artifact_version: str | None
 
 
 class RunLogs(BaseModel):
-    run_id: str
+    run_id: RunId
     status: RunStatus
-    failing_job: str | None
-    job: str | None = Field(description="Job the lines are filtered to (None: all jobs).")
+    failing_job: JobName | None
+    job: JobName | None = Field(description="Job the lines are filtered to (None: all jobs).")
     jobs: list[JobResult]
     lines: list[str]
 
@@ -91,37 +94,33 @@ class ArtifactInfo(BaseModel):
     running_in: list[EnvName] = Field(description="Environments where this artifact is currently live.")
 
 
-class ArtifactList(BaseModel):
+class ArtifactList(Page):
     artifacts: list[ArtifactInfo]
-    total: int
-    next_offset: int | None
 
 
 class EnvironmentInfo(BaseModel):
     environment: Environment
     current_version: str | None
-    current_deployment_id: str | None
-    waiting_deployment_id: str | None = Field(description="Deployment pending approval or in progress.")
+    current_deployment_id: DeploymentId | None
+    waiting_deployment_id: DeploymentId | None = Field(description="Deployment pending approval or in progress.")
     active_freeze: DeployFreeze | None
     upcoming_freezes: list[DeployFreeze]
 
 
-class EnvironmentList(BaseModel):
-    project_id: str
+class EnvironmentList(Page):
+    project_id: ProjectId
     environments: list[EnvironmentInfo]
 
 
-class DeploymentList(BaseModel):
+class DeploymentList(Page):
     deployments: list[Deployment]
-    total: int
-    next_offset: int | None
 
 
 class DeploymentInfo(BaseModel):
     deployment: Deployment
-    run_id: str
+    run_id: RunId
     run_status: RunStatus
-    commit_sha: str
+    commit_sha: CommitSha
     incidents: list[Incident]
 
 
@@ -175,23 +174,13 @@ def _artifact_of(state: CICDState, run_id: str) -> Artifact | None:
     return next((a for a in state.artifacts.values() if a.run_id == run_id), None)
 
 
-def _time(value: str, param: str) -> str:
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
-        dt = None
-    require(dt is not None and 2000 <= dt.year <= 2100 and dt.tzinfo is None,
-            f"{param} must be a time like 2026-04-10T18:00 (years 2000-2100, no offset), got '{value}'")
-    return dt.isoformat(timespec="minutes") if dt else value
-
-
 @tool(sensitive=("owner",))
 def list_ci_projects(
     state: CICDState,
     query: Annotated[str, Field(description="Case-insensitive substring of the name, repo or description.")] = "",
-    owner: Annotated[str | None, Field(description="Only projects this username owns.")] = None,
+    owner: Annotated[Username | None, Field(description="Only projects this username owns.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ProjectList:
     """List the services built and deployed by the CI/CD platform, optionally filtered by name or owner."""
     q = query.strip().lower()
@@ -228,11 +217,11 @@ def get_ci_project(state: CICDState, project_id: ProjectId) -> ProjectInfo:
 def list_pipeline_runs(
     state: CICDState,
     project_id: ProjectId,
-    branch: Annotated[str | None, Field(description="Only runs on this branch.")] = None,
+    branch: Annotated[BranchName | None, Field(description="Only runs on this branch.")] = None,
     status: Annotated[RunStatus | None, Field(description="Only runs in this status.")] = None,
-    pipeline_id: Annotated[str | None, Field(description="Only runs of this pipeline, e.g. 'PPL-0002'.")] = None,
+    pipeline_id: Annotated[PipelineId | None, Field(description="Only runs of this pipeline, e.g. 'PPL-0002'.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> RunList:
     """List a project's pipeline runs, newest first, filtered by branch, status and pipeline."""
     project = _project(state, project_id)
@@ -261,7 +250,7 @@ def get_pipeline_run(state: CICDState, run_id: RunId) -> RunInfo:
 def get_run_logs(
     state: CICDState,
     run_id: RunId,
-    job: Annotated[str | None, Field(description="Only this job's lines, e.g. 'test:unit'.")] = None,
+    job: Annotated[JobName | None, Field(description="Only this job's lines, e.g. 'test:unit'.")] = None,
 ) -> RunLogs:
     """Read the log excerpt of a pipeline run, optionally for one job; shows why a run failed."""
     run = lookup(state.runs, run_id, "run_id", "pipeline run")
@@ -277,10 +266,10 @@ def get_run_logs(
 def trigger_pipeline_run(
     state: CICDState,
     project_id: ProjectId,
-    pipeline_id: Annotated[str, Field(description="Pipeline to run, e.g. 'PPL-0001' (see get_ci_project).")],
-    branch: Annotated[str, Field(description="Branch to build.")],
-    triggered_by: Username,
-    commit_sha: Annotated[str | None, Field(description="Commit on that branch; default: the branch head.")] = None,
+    pipeline_id: entity_id("pipeline", "Pipeline to run, e.g. 'PPL-0001' (see get_ci_project)."),
+    branch: entity_id("branch", "Branch to build."),
+    triggered_by: Actor,
+    commit_sha: Annotated[CommitSha | None, Field(description="Commit on that branch; default: the branch head.")] = None,
 ) -> PipelineRun:
     """Queue a new run of a project's pipeline on a branch (its head commit unless one is given)."""
     project = _project(state, project_id)
@@ -331,7 +320,7 @@ def cancel_pipeline_run(state: CICDState, run_id: RunId) -> PipelineRun:
 
 
 @tool(write=True, sensitive=("run_id", "triggered_by"))
-def retry_pipeline_run(state: CICDState, run_id: RunId, triggered_by: Username) -> PipelineRun:
+def retry_pipeline_run(state: CICDState, run_id: RunId, triggered_by: Actor) -> PipelineRun:
     """Re-run a failed or cancelled pipeline run on the same commit; returns the new queued run."""
     old = lookup(state.runs, run_id, "run_id", "pipeline run")
     require(old.status != "passed", f"run '{run_id}' passed; there is nothing to retry (trigger a new "
@@ -360,7 +349,7 @@ def list_build_artifacts(
     version: Annotated[str | None, Field(description="Only versions starting with this, e.g. 'v2.4'.")] = None,
     passing_only: Annotated[bool, Field(description="Only artifacts whose build run passed.")] = False,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> ArtifactList:
     """List a project's build artifacts, newest first, with their run status and where they are live."""
     _project(state, project_id)
@@ -380,8 +369,9 @@ def list_build_artifacts(
 
 
 @tool(sensitive=("project_id",))
-def list_environments(state: CICDState, project_id: ProjectId) -> EnvironmentList:
-    """List a project's environments: protection rules, live version, freezes and variable names."""
+def list_environments(state: CICDState, project_id: ProjectId, offset: Offset = 0,
+                      limit: Limit = DEFAULT_LIMIT) -> EnvironmentList:
+    """List a project's environments: protection rules, live version, freezes and variable names, a page at a time."""
     _project(state, project_id)
     out = []
     for env in ("dev", "staging", "production"):
@@ -394,15 +384,16 @@ def list_environments(state: CICDState, project_id: ProjectId) -> EnvironmentLis
             waiting_deployment_id=wait.deployment_id if wait else None, active_freeze=active,
             upcoming_freezes=[f for f in freezes if f is not active],
         ))
-    return EnvironmentList(project_id=project_id, environments=out)
+    page, nxt = paginate(out, offset, limit)
+    return EnvironmentList(project_id=project_id, environments=page, total=len(out), next_offset=nxt)
 
 
 @tool(write=True, sensitive=("artifact_id", "deployer"))
 def deploy_artifact(
     state: CICDState,
-    artifact_id: Annotated[str, Field(description="Artifact to deploy, e.g. 'ART-0012'.")],
+    artifact_id: entity_id("artifact", "Artifact to deploy, e.g. 'ART-0012'."),
     environment: EnvParam,
-    deployer: Username,
+    deployer: Actor,
 ) -> Deployment:
     """Deploy a build artifact to an environment; protected environments wait for approval."""
     art = lookup(state.artifacts, artifact_id, "artifact_id", "artifact",
@@ -438,7 +429,7 @@ def deploy_artifact(
 
 
 @tool(write=True, sensitive=("deployment_id", "approver"))
-def approve_deployment(state: CICDState, deployment_id: DeploymentId, approver: Username) -> Deployment:
+def approve_deployment(state: CICDState, deployment_id: DeploymentId, approver: Actor) -> Deployment:
     """Approve a deployment that is pending approval; it then rolls out. Deployers cannot self-approve."""
     dep = lookup(state.deployments, deployment_id, "deployment_id", "deployment")
     require(dep.status == "pending_approval",
@@ -461,7 +452,7 @@ def rollback_deployment(
     state: CICDState,
     project_id: ProjectId,
     environment: EnvParam,
-    deployer: Username,
+    deployer: Actor,
 ) -> Deployment:
     """Roll an environment back to the previous successfully deployed version (allowed during freezes)."""
     _project(state, project_id)
@@ -496,7 +487,7 @@ def list_deployments(
     environment: Annotated[EnvName | None, Field(description="Only deployments to this environment.")] = None,
     status: Annotated[DeployStatus | None, Field(description="Only deployments in this status.")] = None,
     offset: Offset = 0,
-    limit: Limit = 20,
+    limit: Limit = DEFAULT_LIMIT,
 ) -> DeploymentList:
     """List a project's deployments, newest first, filtered by environment and status."""
     _project(state, project_id)
@@ -547,14 +538,14 @@ def create_deploy_freeze(
     state: CICDState,
     project_id: ProjectId,
     environment: EnvParam,
-    starts_at: Annotated[str, Field(description="Start, e.g. '2026-04-10T18:00'.")],
-    ends_at: Annotated[str, Field(description="End, after the start, at most 30 days later.")],
+    starts_at: moment("Start, e.g. '2026-04-10T18:00'."),
+    ends_at: moment("End, after the start, at most 30 days later."),
     reason: Annotated[str, Field(min_length=3, max_length=200, description="Why deploys are frozen.")],
-    created_by: Username,
+    created_by: Actor,
 ) -> DeployFreeze:
     """Block deployments to one environment of a project during a time window."""
     _project(state, project_id)
-    start, end = _time(starts_at, "starts_at"), _time(ends_at, "ends_at")
+    start, end = iso(parse_moment(starts_at, "starts_at")), iso(parse_moment(ends_at, "ends_at"))
     _user(state, created_by, "created_by")
     require(end > start, f"ends_at {end} must be after starts_at {start}")
     require(end > state.now, f"ends_at {end} is already in the past (now: {state.now})")

@@ -193,6 +193,17 @@ def test_artifacts_and_environments(hub: Hub) -> None:
     assert envs["production"]["environment"]["requires_approval"] is True
 
 
+def test_list_environments_pages(hub: Hub) -> None:
+    def names(res: dict) -> list[str]:
+        return [e["environment"]["name"] for e in res["environments"]]
+
+    first = ok(hub, "list_environments", project_id="PRJ-0001", limit=2)
+    assert (first["total"], first["next_offset"], names(first)) == (3, 2, ["dev", "staging"])
+    second = ok(hub, "list_environments", project_id="PRJ-0001", offset=first["next_offset"], limit=2)
+    assert (second["total"], second["next_offset"], names(second)) == (3, None, ["production"])
+    assert names(first) + names(second) == names(ok(hub, "list_environments", project_id="PRJ-0001"))
+
+
 def test_deploy_approve_flow(hub: Hub) -> None:
     fails(hub, "deploy_artifact", "built by run RUN-0002, which failed in job test:unit", "passed runs",
           artifact_id="ART-0002", environment="staging", deployer="ada")
@@ -243,9 +254,9 @@ def test_freezes(hub: Hub) -> None:
           ends_at="2026-07-01T00:00", **args)
     fails(hub, "create_deploy_freeze", "already in the past", starts_at="2026-03-01T00:00",
           ends_at="2026-03-02T00:00", **args)
-    fails(hub, "create_deploy_freeze", "starts_at must be a time like", starts_at="next friday",
+    fails(hub, "create_deploy_freeze", "starts_at must be a date and time YYYY-MM-DDTHH:MM", starts_at="next friday",
           ends_at="2026-05-01T00:00", **args)
-    fails(hub, "create_deploy_freeze", "years 2000-2100", starts_at="9999-01-01T00:00",
+    fails(hub, "create_deploy_freeze", "between 2000 and 2100", starts_at="9999-01-01T00:00",
           ends_at="9999-01-02T00:00", **args)
     later = ok(hub, "create_deploy_freeze", starts_at="2026-05-01T00:00", ends_at="2026-05-03T00:00", **args)
     assert ok(hub, "list_environments", project_id="PRJ-0001")["environments"][2]["upcoming_freezes"][0][
