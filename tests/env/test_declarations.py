@@ -146,14 +146,16 @@ def test_model_facing_schemas_drop_declarations_and_mcp_keeps_them() -> None:
     assert model_facing({"a": [{"x-entity": "k", "type": "string"}]}) == {"a": [{"type": "string"}]}
 
 
-@pytest.mark.parametrize("bad", ["2026-4-2", "April 1", "2026-02-30", "1999-12-31", "", "2026-04-02T10:00"])
+@pytest.mark.parametrize("bad", ["2026-4-2", "April 1", "2026-02-30", "1999-12-31", "", "2026-04-02T10:00",
+                                 "2026-W19-1", "2026-123", " 2026-04-02"])
 def test_one_date_parser_one_message(bad: str) -> None:
     with pytest.raises(ToolError, match=r"^when must be a date YYYY-MM-DD .*got '"):
         parse_day(bad, "when")
     assert str(parse_day("2026-04-02", "when")) == "2026-04-02"
 
 
-@pytest.mark.parametrize("bad", ["2026-04-02", "2026-04-02 10:00", "2026-04-02T25:00", "2026-04-02T10:00+02:00"])
+@pytest.mark.parametrize("bad", ["2026-04-02", "2026-04-02 10:00", "2026-04-02T25:00", "2026-04-02T10:00+02:00",
+                                 "2026-04-02T10:00Z", "2026-04-02T10", "2026-W19-1T10:00"])
 def test_one_datetime_parser_one_message(bad: str) -> None:
     with pytest.raises(ToolError, match=r"^at must be a date and time YYYY-MM-DDTHH:MM"):
         parse_moment(bad, "at")

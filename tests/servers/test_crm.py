@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from server_helpers import fails, hub_fixture, ok
 
 from prove.env import Hub
@@ -291,9 +290,6 @@ def test_reassign_account(hub: Hub) -> None:
     ok(hub, "reassign_crm_account", account_id="ACCT-0002", new_owner_rep_id="REP-0001", requested_by_rep_id="REP-0002")
 
 
-@pytest.mark.xfail(strict=True, reason="prove.env.types.parse_day accepts ISO week dates ('2026-W19-1' -> "
-                   "2026-05-04, date.fromisoformat on Python 3.11); the old CRM parser refused them. "
-                   "Drop this marker once the shared parser refuses them.")
 def test_week_dates_are_refused(hub: Hub) -> None:
     args = dict(account_id="ACCT-0001", kind="call", subject="Call", rep_id="REP-0002")
     fails(hub, "log_crm_activity", "date must be a date YYYY-MM-DD", date="2026-W19-1", **args)

@@ -15,6 +15,7 @@ tool takes `offset`/`limit` and returns a `Page` (`total`, `next_offset`). Model
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Annotated, Any
@@ -32,6 +33,8 @@ ENTITY = "x-entity"
 """JSON-schema key naming the entity kind an id parameter or result field refers to."""
 
 MAX_PAGE = 50
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?")
 DEFAULT_LIMIT = 20
 """Default page size of every list/search tool."""
 
@@ -71,7 +74,7 @@ def moment(description: str, **constraints: Any) -> Any:
 def parse_day(value: str, param: str) -> date:
     """`value` as a date, or a ToolError naming `param` and the one accepted format."""
     try:
-        parsed = date.fromisoformat(value) if len(value) == 10 else None
+        parsed = date.fromisoformat(value) if _DAY.fullmatch(value) else None
     except (TypeError, ValueError):
         parsed = None
     if parsed is None or not 2000 <= parsed.year <= 2100:
@@ -83,7 +86,7 @@ def parse_day(value: str, param: str) -> date:
 def parse_moment(value: str, param: str) -> datetime:
     """`value` as a naive datetime (minutes or seconds), or a ToolError naming `param`."""
     try:
-        parsed = datetime.fromisoformat(value) if 16 <= len(value) <= 19 and value[10] == "T" else None
+        parsed = datetime.fromisoformat(value) if _MOMENT.fullmatch(value) else None
     except (TypeError, ValueError):
         parsed = None
     if parsed is None or parsed.tzinfo is not None or not 2000 <= parsed.year <= 2100:
