@@ -1,7 +1,7 @@
 """Planning for the programmatic teacher: rehearse a chain on a live fork episode, choosing
 every argument from earlier results, the live sampling context, the schema and the clock.
 
-    Planner(convo, attempts=8).run()     # fills convo.scratch["plans"] (one list per user turn)
+    Planner(convo, attempts=8, params=ToolParams()).run()   # fills convo.scratch["plans"] (per turn)
 
 Arguments come from earlier results along the chain's explicit edges (an item picked from a list
 and described by a distinguishing field, e.g. "the account named 'Everyday'"), from the live
@@ -17,6 +17,7 @@ infeasible on this seed. Deterministic: every draw uses the example's own random
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -29,7 +30,7 @@ from prove.synth.machine import Conversation, Infeasible, State, TurnSpec
 from prove.synth.records import derived_rng
 from prove.synth.sampling import SamplingContext, schema_enum
 
-__all__ = ["Planner", "Planned", "user_value", "params_of"]
+__all__ = ["Planner", "Planned", "ToolParams", "user_value"]
 
 _DESCRIPTORS = ("name", "full_name", "title", "subject", "display_name", "username", "handle",
                 "label", "headline", "nickname", "city", "email", "code", "sku")
@@ -69,14 +70,19 @@ def _base(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 
-_PARAMS: dict[str, dict[str, Param]] = {}
+class ToolParams:
+    """`prove.graph.features.parameters` read once per tool: a tool's parameters as the graph
+    features see them. The programmatic teacher holds one, so the memo lives as long as the run
+    (one registry) instead of growing in a module for as long as the process does."""
 
+    def __init__(self) -> None:
+        self._by_tool: dict[str, dict[str, Param]] = {}
 
-def params_of(spec: ToolSpec) -> dict[str, Param]:
-    """A tool's parameters as the graph features see them (memoised by tool name)."""
-    if spec.name not in _PARAMS:
-        _PARAMS[spec.name] = parameters(spec)
-    return _PARAMS[spec.name]
+    def __call__(self, spec: ToolSpec) -> dict[str, Param]:
+        params = self._by_tool.get(spec.name)
+        if params is None:
+            params = self._by_tool[spec.name] = parameters(spec)
+        return params
 
 
 # -- value generation ----------------------------------------------------------------------
@@ -148,11 +154,13 @@ def _number(param: str, schema: dict[str, Any], rng: Any, integer: bool) -> floa
 
 
 def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args: dict[str, Any],
-               past: bool = False, wanted: set[str] | None = None
+               past: bool = False, wanted: set[str] | None = None,
+               params: Callable[[ToolSpec], dict[str, Param]] = parameters,
                ) -> tuple[Any, str, str | None] | None:
-    """(value, mention kind, enum words) for a parameter the user supplies, or None."""
+    """(value, mention kind, enum words) for a parameter the user supplies, or None. `params`
+    reads a tool's parameters (pass a `ToolParams` to read each tool once)."""
     schema = spec.input_schema.get("properties", {}).get(param, {})
-    feat = params_of(spec)[param]
+    feat = params(spec)[param]
     enum = schema_enum(schema)
     base = _base(schema)
     is_array = base.get("type") == "array"
@@ -331,8 +339,10 @@ def _reusable(param: str) -> bool:
 class Planner:
     """Rehearses every act turn of a script on a fork episode (see the module docstring)."""
 
-    def __init__(self, convo: Conversation, attempts: int = 8) -> None:
+    def __init__(self, convo: Conversation, attempts: int = 8, params: ToolParams | None = None
+                 ) -> None:
         self.c, self.attempts = convo, attempts
+        self.params = params if params is not None else ToolParams()
         self.hub, self.reg = convo.env.hub, convo.env.registry
         self.rng = derived_rng("plan", convo.script.example_id, convo.script.seed)
         self.fork = f"{convo.script.example_id}/plan"
@@ -600,7 +610,7 @@ class Planner:
             got = None
             for _ in range(4):
                 got = user_value(spec, param, ctx, rng, args, past=self.past,
-                                 wanted=self.wanted)
+                                 wanted=self.wanted, params=self.params)
                 if got is None or repr(got[0]) not in self.tried.get(param, ()):
                     break
             if got is None:
@@ -616,7 +626,7 @@ class Planner:
         return Planned(step, spec.name, args, mentions, words, intent=intent)
 
     def _optional(self, spec: ToolSpec, param: str) -> bool:
-        feat = params_of(spec)[param]
+        feat = self.params(spec)[param]
         if spec.write and any(t in param for t in _TEXTY):
             return self.rng.random() < 0.25
         if not spec.write and feat.enum:

@@ -21,7 +21,7 @@ from typing import Any
 
 from prove.synth import phrasing as P
 from prove.synth.machine import Action, Conversation, TeacherError
-from prove.synth.planner import Planned, Planner, user_value
+from prove.synth.planner import Planned, Planner, ToolParams, user_value
 
 __all__ = ["ProgrammaticTeacher", "Planned", "repair_call"]
 
@@ -75,6 +75,7 @@ class ProgrammaticTeacher:
     def __init__(self, slip_rate: float = 0.06, attempts: int = 8) -> None:
         self.slip_rate = slip_rate
         self.attempts = attempts
+        self.params = ToolParams()  # each tool's parameters, read once for the run
         self._names: list[str] | None = None
         self._misses: dict[str, str | None] = {}
 
@@ -83,7 +84,7 @@ class ProgrammaticTeacher:
 
     # -- planning --------------------------------------------------------------------------
     async def prepare(self, convo: Conversation) -> None:
-        Planner(convo, self.attempts).run()
+        Planner(convo, self.attempts, self.params).run()
 
     # -- user side -------------------------------------------------------------------------
     async def user_message(self, convo: Conversation, k: int) -> str:
@@ -128,7 +129,7 @@ class ProgrammaticTeacher:
         mentions = []
         args: dict[str, Any] = {}
         for param in spec.required:
-            got = user_value(spec, param, ctx, rng, args)
+            got = user_value(spec, param, ctx, rng, args, params=self.params)
             if got is not None:
                 args[param] = got[0]
                 mentions.append(P.mention(param, got[0], got[1], rng, words=got[2]))
