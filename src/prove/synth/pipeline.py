@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,12 @@ from prove.synth.export import (
     write_jsonl,
     write_parquet,
 )
-from prove.synth.machine import Outcome, SynthEnv, run_conversation
+from prove.synth.machine import Outcome, SynthEnv, Teacher, run_conversation
 from prove.synth.perturb import ChainPool, PerturbationRates, build_script
 from prove.synth.records import KINDS, dumps, sha256_text
 from prove.synth.validate import MAX_ERROR_RATE, check_example
 
-__all__ = ["SynthConfig", "SynthResult", "synthesize", "asynthesize", "PAPER_SIZES",
+__all__ = ["SynthConfig", "SynthResult", "Worker", "synthesize", "asynthesize", "PAPER_SIZES",
            "generate_range"]
 
 PAPER_SIZES: dict[str, int] = {"multi_turn": 10_895, "clarification": 1_500, "abstention": 1_122}
@@ -126,27 +127,73 @@ class SynthResult:
         return out
 
 
-# -- per-process state ------------------------------------------------------------------------
-_WORKER: dict[str, Any] = {}
+# -- the work of one process ------------------------------------------------------------------
+@dataclass
+class Worker:
+    """Everything that turns (kind, index) into a record: the config, the live machinery (hub,
+    graph, sampler), the chain pool and the teacher. Built once per process from picklable
+    arguments (the config, the graph's rows, the chains as dicts) and used for every chunk."""
+
+    cfg: SynthConfig
+    env: SynthEnv
+    chains: ChainPool
+    teacher: Teacher
+
+    @classmethod
+    def build(cls, cfg: SynthConfig, graph_rows: list[tuple], chains: list[dict[str, Any]]) -> Worker:
+        from prove.env.hub import Hub
+        from prove.env.registry import load_registry
+        from prove.synth.sampling import LiveSampler
+
+        registry = load_registry()
+        if cfg.servers:
+            registry = registry.subset(cfg.servers)
+        hub = Hub(registry, max_episodes=10_000)
+        graph = ToolGraph(registry, graph_rows)
+        env = SynthEnv(hub, graph, LiveSampler(hub), max_retries=cfg.max_retries)
+        pool = ChainPool([Chain.from_mapping(c) for c in chains], registry)
+        return cls(cfg, env, pool, _make_teacher(cfg))
+
+    async def example(self, kind: str, index: int) -> dict[str, Any]:
+        """Example `index` of `kind`: generated, validated and, when kept, exported."""
+        cfg, env = self.cfg, self.env
+        script = build_script(kind, index, self.chains, seed=cfg.seed, n_worlds=cfg.n_worlds,
+                              rates=cfg.rates, val_fraction=cfg.val_fraction)
+        out: Outcome = await run_conversation(script, self.teacher, env)
+        rec: dict[str, Any] = {"kind": kind, "index": index, "chain_id": script.chain.chain_id,
+                               "timings": dict(out.timings)}
+        if out.example is None:
+            rec.update(status="rejected", stage="generation", reason=out.reason, detail=out.detail,
+                       transitions=out.transitions)
+            return rec
+        t0 = time.perf_counter()
+        reason, detail = check_example(out.example, env.hub, cfg.max_error_rate)
+        t1 = time.perf_counter()
+        rec["timings"]["replay"] = t1 - t0
+        if reason is not None:
+            rec.update(status="rejected", stage="validation", reason=reason, detail=detail,
+                       transitions=out.transitions)
+            return rec
+        rec.update(status="kept", line=dumps(out.example), rows=training_rows(out.example),
+                   fingerprint=_fingerprint(out.example), split=script.split,
+                   chain_id=script.chain.chain_id, summary=example_summary(out.example))
+        rec["timings"]["export"] = time.perf_counter() - t1
+        return rec
+
+    async def chunk(self, kind: str, start: int, stop: int) -> list[dict[str, Any]]:
+        """Records for indices [start, stop) of one kind, in index order."""
+        if self.cfg.teacher == "programmatic" or self.cfg.concurrency <= 1:
+            return [await self.example(kind, i) for i in range(start, stop)]
+        sem = asyncio.Semaphore(self.cfg.concurrency)
+
+        async def guarded(i: int) -> dict[str, Any]:
+            async with sem:
+                return await self.example(kind, i)
+
+        return list(await asyncio.gather(*(guarded(i) for i in range(start, stop))))
 
 
-def _init_worker(cfg: SynthConfig, graph_rows: list[tuple], chains: list[dict[str, Any]]) -> None:
-    from prove.env.hub import Hub
-    from prove.env.registry import load_registry
-    from prove.synth.sampling import LiveSampler
-
-    registry = load_registry()
-    if cfg.servers:
-        registry = registry.subset(cfg.servers)
-    hub = Hub(registry, max_episodes=10_000)
-    graph = ToolGraph(registry, graph_rows)
-    env = SynthEnv(hub, graph, LiveSampler(hub), max_retries=cfg.max_retries)
-    _WORKER.clear()
-    _WORKER.update(cfg=cfg, env=env, pool=ChainPool([Chain.from_mapping(c) for c in chains], registry),
-                   teacher=_make_teacher(cfg))
-
-
-def _make_teacher(cfg: SynthConfig) -> Any:
+def _make_teacher(cfg: SynthConfig) -> Teacher:
     if cfg.teacher == "programmatic":
         from prove.synth.programmatic import ProgrammaticTeacher
 
@@ -166,51 +213,23 @@ def _fingerprint(example: Mapping[str, Any]) -> str:
     return sha256_text(dumps([example["servers"], users, example["turns"]]))
 
 
-async def _one(kind: str, index: int) -> dict[str, Any]:
-    w = _WORKER
-    cfg: SynthConfig = w["cfg"]
-    env: SynthEnv = w["env"]
-    script = build_script(kind, index, w["pool"], seed=cfg.seed, n_worlds=cfg.n_worlds,
-                          rates=cfg.rates, val_fraction=cfg.val_fraction)
-    out: Outcome = await run_conversation(script, w["teacher"], env)
-    rec: dict[str, Any] = {"kind": kind, "index": index, "chain_id": script.chain.chain_id,
-                           "timings": dict(out.timings)}
-    if out.example is None:
-        rec.update(status="rejected", stage="generation", reason=out.reason, detail=out.detail,
-                   transitions=out.transitions)
-        return rec
-    t0 = time.perf_counter()
-    reason, detail = check_example(out.example, env.hub, cfg.max_error_rate)
-    t1 = time.perf_counter()
-    rec["timings"]["replay"] = t1 - t0
-    if reason is not None:
-        rec.update(status="rejected", stage="validation", reason=reason, detail=detail,
-                   transitions=out.transitions)
-        return rec
-    rec.update(status="kept", line=dumps(out.example), rows=training_rows(out.example),
-               fingerprint=_fingerprint(out.example), split=script.split,
-               chain_id=script.chain.chain_id, summary=example_summary(out.example))
-    rec["timings"]["export"] = time.perf_counter() - t1
-    return rec
+_PROCESS_WORKER: Worker | None = None
+"""The `Worker` of a pool process, built by `_init_process`. A multiprocessing initializer can hand
+a process its state only through a module global, and building it once per process (not per task)
+is the point; an in-process run never touches it: it builds a `Worker` and passes it along."""
 
 
-async def _range(kind: str, start: int, stop: int) -> list[dict[str, Any]]:
-    cfg: SynthConfig = _WORKER["cfg"]
-    if cfg.teacher == "programmatic" or cfg.concurrency <= 1:
-        return [await _one(kind, i) for i in range(start, stop)]
-    sem = asyncio.Semaphore(cfg.concurrency)
-
-    async def guarded(i: int) -> dict[str, Any]:
-        async with sem:
-            return await _one(kind, i)
-
-    return list(await asyncio.gather(*(guarded(i) for i in range(start, stop))))
+def _init_process(cfg: SynthConfig, graph_rows: list[tuple], chains: list[dict[str, Any]]) -> None:
+    global _PROCESS_WORKER
+    _PROCESS_WORKER = Worker.build(cfg, graph_rows, chains)
 
 
 def generate_range(task: tuple[str, int, int]) -> list[dict[str, Any]]:
-    """Records for indices [start, stop) of one kind (runs in a worker or in-process)."""
+    """Records for indices [start, stop) of one kind, in a pool process set up by `_init_process`."""
+    if _PROCESS_WORKER is None:
+        raise RuntimeError("generate_range runs in a process pool started with _init_process")
     kind, start, stop = task
-    return asyncio.run(_range(kind, start, stop))
+    return asyncio.run(_PROCESS_WORKER.chunk(kind, start, stop))
 
 
 # -- the driver -------------------------------------------------------------------------------
@@ -240,17 +259,16 @@ async def asynthesize(cfg: SynthConfig, out_dir: str | Path | None = None,
                                             servers=cfg.servers, source=cfg.chain_source)
     say(f"graph: {len(graph.edges)} edges; {len(chains)} chains")
     init = (cfg, graph.to_rows(), [c.to_dict() for c in chains])
-    pool = None
+    pool: Pool | None = None
     if cfg.workers > 1:
         method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-        pool = mp.get_context(method).Pool(cfg.workers, initializer=_init_worker, initargs=init)
-    else:
-        _init_worker(*init)
+        pool = mp.get_context(method).Pool(cfg.workers, initializer=_init_process, initargs=init)
+    runner = pool if pool is not None else Worker.build(*init)
     records: dict[str, list[dict[str, Any]]] = {}
     try:
         for kind in KINDS:
             target = int(cfg.sizes.get(kind, 0))
-            records[kind] = await _generate_kind(kind, target, cfg, pool, say) if target > 0 else []
+            records[kind] = await _generate_kind(kind, target, cfg, runner, say) if target > 0 else []
     finally:
         if pool is not None:
             pool.close()
@@ -303,8 +321,10 @@ async def asynthesize(cfg: SynthConfig, out_dir: str | Path | None = None,
                        len(chains), card, Path(out_dir) if out_dir is not None else None)
 
 
-async def _generate_kind(kind: str, target: int, cfg: SynthConfig, pool: Any,
+async def _generate_kind(kind: str, target: int, cfg: SynthConfig, runner: Worker | Pool,
                          say: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Records of `kind` in index order until `target` distinct ones are kept; `runner` is this
+    process's `Worker` or a process pool whose processes each built one."""
     records: list[dict[str, Any]] = []
     kept = 0
     start = 0
@@ -313,10 +333,10 @@ async def _generate_kind(kind: str, target: int, cfg: SynthConfig, pool: Any,
     while kept < target:
         stop = start + max(need, cfg.chunk_size)
         tasks = [(kind, a, min(a + cfg.chunk_size, stop)) for a in range(start, stop, cfg.chunk_size)]
-        if pool is not None:
-            chunks = list(pool.imap(generate_range, tasks))
+        if isinstance(runner, Worker):
+            chunks = [await runner.chunk(*task) for task in tasks]
         else:
-            chunks = [await _range(*task) for task in tasks]
+            chunks = list(runner.imap(generate_range, tasks))
         for chunk in chunks:
             for r in chunk:
                 records.append(r)
