@@ -2,8 +2,16 @@
 perturbations, replay validation and export (JSONL, VERL parquet, dataset card).
 
 Use: ``synthesize(SynthConfig.from_profile("smoke"), "results/synth")``; CLI ``python -m
-prove.synth.cli --help``; parts: ``prove.synth.{chains, sampling, machine, programmatic,
-openai_teacher, perturb, validate, export, pipeline}``.
+prove.synth.cli --help``. Parts, in stage order (a module imports only its own stage or earlier
+ones, and nothing of training, reward or evaluation; tests/synth/test_synth_stages.py checks):
+
+* foundations: ``records`` (canonical JSON, ids, random streams), ``evidence`` (where values came
+  from), ``phrasing``, ``sampling`` (live state sampling), ``chains``;
+* generate: ``machine`` (the state machine and the ``Teacher`` protocol), ``programmatic`` (with
+  ``planner``) and ``openai_teacher`` (the two teachers), ``perturb`` (scripts and perturbations);
+* validate: ``validate`` (replay and filters);
+* export: ``export`` (rows in the ``prove.rows`` contract, JSONL, card);
+* drive: ``pipeline`` (the run, across processes), ``cli``, ``plots``.
 """
 
 from prove.synth.chains import Chain, Edge, ToolGraph, sample_chains
