@@ -30,7 +30,7 @@ from prove.env.transports import ProveMCPServer
 
 logging.getLogger("httpx2").setLevel(logging.WARNING)
 
-CALL = ("get_customer", {"customer_id": "CUS-0001"})
+CALL = ("get_bank_customer", {"customer_id": "CUS-0001"})
 
 
 def bench_hub(n: int) -> float:

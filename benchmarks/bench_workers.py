@@ -17,7 +17,7 @@ from prove.env.client import EnvClient
 from prove.env.launch import EnvServer
 
 logging.getLogger("httpx2").setLevel(logging.WARNING)
-CALL = ("get_customer", {"customer_id": "CUS-0001"})
+CALL = ("get_bank_customer", {"customer_id": "CUS-0001"})
 
 
 async def load(urls: list[str], episodes: int, calls: int) -> float:

@@ -116,7 +116,7 @@ def _log(state: BankState, account_id: str, kind: TxnKind, amount: float, catego
 
 
 @tool()
-def search_customers(
+def search_bank_customers(
     state: BankState,
     query: Annotated[str, Field(description="Case-insensitive substring of the name or email.")] = "",
     city: Annotated[str | None, Field(description="Only customers living in this city.")] = None,
@@ -134,7 +134,7 @@ def search_customers(
 
 
 @tool(sensitive=("customer_id",))
-def get_customer(state: BankState, customer_id: CustomerId) -> Customer:
+def get_bank_customer(state: BankState, customer_id: CustomerId) -> Customer:
     """Get one customer's contact details."""
     return lookup(state.customers, customer_id, "customer_id", "customer")
 
@@ -162,7 +162,7 @@ def list_accounts(
 
 
 @tool(sensitive=("account_id",))
-def get_account(state: BankState, account_id: AccountId) -> Account:
+def get_bank_account(state: BankState, account_id: AccountId) -> Account:
     """Get an account's details: owner, type, currency, balance, limits and status."""
     return _account(state, account_id)
 
@@ -179,7 +179,7 @@ def get_balance(state: BankState, account_id: AccountId) -> BalanceInfo:
 
 
 @tool(sensitive=("account_id",))
-def list_transactions(
+def list_bank_transactions(
     state: BankState,
     account_id: AccountId,
     category: Annotated[Category | None, Field(description="Only transactions in this category.")] = None,
@@ -352,7 +352,7 @@ def cancel_scheduled_payment(
 
 
 @tool(sensitive=("account_id",))
-def list_cards(state: BankState, account_id: AccountId, offset: Offset = 0,
+def list_bank_cards(state: BankState, account_id: AccountId, offset: Offset = 0,
                limit: Limit = DEFAULT_LIMIT) -> CardList:
     """List the cards attached to an account."""
     _account(state, account_id)

@@ -302,7 +302,7 @@ def get_repository(state: CodeHostState, repo: RepoName) -> RepositoryInfo:
 
 # -- branches and commits ------------------------------------------------------------------------
 @tool(sensitive=("repo",))
-def list_branches(
+def list_repo_branches(
     state: CodeHostState,
     repo: RepoName,
     query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of the branch name.")] = "",

@@ -237,7 +237,7 @@ def list_homes(
 
 
 @tool(sensitive=("home_id",))
-def list_rooms(state: SmartHomeState, home_id: HomeId, offset: Offset = 0,
+def list_home_rooms(state: SmartHomeState, home_id: HomeId, offset: Offset = 0,
                limit: Limit = DEFAULT_LIMIT) -> RoomList:
     """List the rooms of a home with how many devices each has and how many are offline, a page at a time."""
     _home(state, home_id)

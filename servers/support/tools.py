@@ -102,7 +102,7 @@ def _agent(state: SupportState, agent_id: str, param: str = "agent_id") -> Agent
 
 
 def _rma(state: SupportState, rma_id: str) -> ReturnAuthorization:
-    return lookup(state.returns, rma_id, "rma_id", "return", hint="use list_customer_orders_for_support or get_support_ticket")
+    return lookup(state.returns, rma_id, "rma_id", "return", hint="use list_support_customer_orders or get_support_ticket")
 
 
 def _load(state: SupportState, agent_id: str) -> int:
@@ -171,7 +171,7 @@ def search_support_customers(
 
 
 @tool(sensitive=("customer_id",))
-def list_customer_orders_for_support(
+def list_support_customer_orders(
     state: SupportState,
     customer_id: CustomerId,
     returnable_only: Annotated[bool, Field(description="Only delivered orders still inside the 30-day return window.")] = False,
@@ -245,7 +245,7 @@ def create_support_ticket(
     """Open a support ticket for a customer with their first message; the SLA clock starts now."""
     _customer(state, customer_id)
     if order_id is not None:
-        order = lookup(state.orders, order_id, "order_id", "order", hint="use list_customer_orders_for_support")
+        order = lookup(state.orders, order_id, "order_id", "order", hint="use list_support_customer_orders")
         require(order.customer_id == customer_id, f"order '{order_id}' belongs to another customer; orders of "
                 f"'{customer_id}': {known(o.order_id for o in state.orders.values() if o.customer_id == customer_id)}")
         dup = next((t for t in state.tickets.values() if t.order_id == order_id and t.category == category
@@ -433,7 +433,7 @@ def request_product_return(
     ticket_id: Annotated[TicketId | None, Field(description="Support ticket this return belongs to.")] = None,
 ) -> ReturnStatusView:
     """Request a return authorization (RMA) for units of an order item, within 30 days of delivery."""
-    order = lookup(state.orders, order_id, "order_id", "order", hint="use list_customer_orders_for_support")
+    order = lookup(state.orders, order_id, "order_id", "order", hint="use list_support_customer_orders")
     line = _line(order, sku)
     require(order.delivered_on is not None, f"order '{order_id}' is {order.status} and not delivered yet; "
             "returns open after delivery")

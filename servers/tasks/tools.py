@@ -246,7 +246,7 @@ def _dependency_path(state: TaskState, start: str, goal: str) -> list[str] | Non
 
 
 @tool(sensitive=("workspace_id", "member_id"))
-def list_projects(
+def list_task_projects(
     state: TaskState,
     workspace_id: Annotated[WorkspaceId | None, Field(description="Only projects of this workspace, e.g. 'WSP-0001'.")] = None,
     status: Annotated[ProjectStatus | None, Field(description="Only projects in this status.")] = None,
@@ -277,7 +277,7 @@ def list_projects(
 
 
 @tool(sensitive=("project_id",))
-def get_project(state: TaskState, project_id: ProjectId) -> ProjectDetails:
+def get_task_project(state: TaskState, project_id: ProjectId) -> ProjectDetails:
     """Get a project's details: status, dates, members' roles, task counts by status and milestones."""
     return _project_details(state, _project(state, project_id))
 

@@ -30,7 +30,7 @@ class FakeClock:
 
 def test_episode_is_created_lazily_from_the_calls_seed() -> None:
     hub = Hub()
-    out = hub.call("get_account", {"account_id": "ACC-0001"}, episode_id="lazy", seed=5)
+    out = hub.call("get_bank_account", {"account_id": "ACC-0001"}, episode_id="lazy", seed=5)
     assert out["ok"] and hub.is_open("lazy")
     other = Hub()
     other.open("x", seed=5)
@@ -39,7 +39,7 @@ def test_episode_is_created_lazily_from_the_calls_seed() -> None:
 
 def test_call_without_episode_uses_the_default_episode() -> None:
     hub = Hub()
-    hub.call("get_account", {"account_id": "ACC-0001"})
+    hub.call("get_bank_account", {"account_id": "ACC-0001"})
     assert hub.is_open(DEFAULT_EPISODE)
     assert hub.store.get(DEFAULT_EPISODE).seed == 0
 
@@ -83,7 +83,7 @@ def test_idle_episodes_expire() -> None:
     hub.open("new", 0)  # creation sweeps: "old" idle 12 s > 10 s, "young" idle 6 s
     assert not hub.is_open("old") and hub.is_open("young") and hub.is_open("new")
     clock.t = 15
-    hub.call("get_customer", {"customer_id": "CUS-0001"}, episode_id="young")  # touch keeps it alive
+    hub.call("get_bank_customer", {"customer_id": "CUS-0001"}, episode_id="young")  # touch keeps it alive
     clock.t = 23
     assert hub.store.expire() == 1  # "new" (last used at 12) expires, "young" (15) does not
     assert hub.is_open("young") and not hub.is_open("new")
@@ -95,15 +95,15 @@ def test_cap_evicts_least_recently_used_idle_episode_and_its_next_call_says_so()
     for e in "abc":
         hub.open(e, 0)
     clock.t = 10
-    hub.call("get_customer", {"customer_id": "CUS-0001"}, episode_id="a")  # a becomes most recent
+    hub.call("get_bank_customer", {"customer_id": "CUS-0001"}, episode_id="a")  # a becomes most recent
     hub.open("d", 0)
     assert [e for e in "abcd" if hub.is_open(e)] == ["a", "c", "d"]
     assert hub.store.evicted == 1
     with pytest.raises(EpisodeLost, match=r"'b' was evicted: the server keeps at most 3 open episodes"):
-        hub.call("get_customer", {"customer_id": "CUS-0001"}, episode_id="b")
+        hub.call("get_bank_customer", {"customer_id": "CUS-0001"}, episode_id="b")
     assert not hub.is_open("b")  # the refused call ran nothing and opened nothing
     with pytest.raises(EpisodeLost, match="not open on this server"):
-        hub.call("get_customer", {"customer_id": "CUS-0001"}, episode_id="b", resume=True)
+        hub.call("get_bank_customer", {"customer_id": "CUS-0001"}, episode_id="b", resume=True)
 
 
 def test_episodes_in_use_are_never_evicted_a_new_one_is_refused_instead() -> None:
@@ -130,7 +130,7 @@ def test_expired_episode_is_reported_not_silently_reseeded() -> None:
     clock.t = 20
     assert hub.store.expire() == 1
     with pytest.raises(EpisodeLost, match=r"'x' expired after more than 10 s idle"):
-        hub.call("get_customer", {"customer_id": "CUS-0001"}, episode_id="x")
+        hub.call("get_bank_customer", {"customer_id": "CUS-0001"}, episode_id="x")
     assert not hub.is_open("x")
 
 
@@ -147,7 +147,7 @@ def test_prefix_replays_earlier_calls() -> None:
     assert [c["ok"] for c in replayed] == [True, True]
     assert hub.server_hash("pre", "banking") == hub.server_hash("manual", "banking")
     lazy = Hub()
-    lazy.call("get_customer", {"customer_id": "CUS-0001"}, episode_id="p", seed=2, prefix=prefix)
+    lazy.call("get_bank_customer", {"customer_id": "CUS-0001"}, episode_id="p", seed=2, prefix=prefix)
     assert lazy.server_hash("p", "banking") == hub.server_hash("manual", "banking")
 
 
@@ -173,7 +173,7 @@ def test_seed_mismatch_is_refused() -> None:
     hub = Hub()
     hub.open("e", seed=1)
     with pytest.raises(EpisodeError, match="opened with seed 1; this call carries seed 2"):
-        hub.call("get_customer", {"customer_id": "CUS-0001"}, episode_id="e", seed=2)
+        hub.call("get_bank_customer", {"customer_id": "CUS-0001"}, episode_id="e", seed=2)
 
 
 def test_reopening_an_open_episode_is_refused() -> None:
@@ -279,13 +279,13 @@ def test_async_open_yields_to_other_calls_while_its_prefix_replays() -> None:
     import asyncio
 
     hub = Hub()
-    prefix = [{"name": "get_customer", "arguments": {"customer_id": "CUS-0001"}}] * 320
+    prefix = [{"name": "get_bank_customer", "arguments": {"customer_id": "CUS-0001"}}] * 320
     seen_opening: list[bool] = []
 
     async def bystander() -> None:
         for _ in range(5):
             await asyncio.sleep(0)
-            out = await hub.acall("get_customer", {"customer_id": "CUS-0001"}, episode_id="other")
+            out = await hub.acall("get_bank_customer", {"customer_id": "CUS-0001"}, episode_id="other")
             assert out["ok"]
             seen_opening.append("long" in hub._opening)
 

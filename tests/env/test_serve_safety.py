@@ -27,7 +27,7 @@ from prove.env.transports import EPISODE_LOST_CODE, prove_version
 
 TOKEN = "test-token-0123456789abcdef"
 WRITE = {"name": "set_card_status", "arguments": {"card_id": "CRD-0001", "status": "cancelled"}}
-READ = {"name": "get_customer", "arguments": {"customer_id": "CUS-0001"}}
+READ = {"name": "get_bank_customer", "arguments": {"customer_id": "CUS-0001"}}
 CAL_READ = {"name": "list_calendars", "arguments": {}}
 _ids = itertools.count()
 DEEP: Any = 1
@@ -252,7 +252,7 @@ def test_a_long_prefix_replay_does_not_block_other_clients(env_server) -> None:
     [
         (b'{"episode_id": "m\xff", "seed": 0}', "request body is not valid UTF-8 (byte 17)"),
         (b"[" * 100_000 + b"]" * 100_000, "nests too deeply"),
-        (json.dumps({"episode_id": "m", "prefix": [{"name": "get_customer", "arguments": {"a": DEEP}}]}).encode(),
+        (json.dumps({"episode_id": "m", "prefix": [{"name": "get_bank_customer", "arguments": {"a": DEEP}}]}).encode(),
          "nests more than 32 levels deep"),
         (b'{"episode_id": "m", "seed": 0', "request body is not JSON"),
         (b'["m", 0]', "request body must be a JSON object with episode_id, seed, prefix, got list"),

@@ -199,7 +199,7 @@ def test_control_surface_errors_and_hidden_from_tool_list(env_server) -> None:
             assert flags["transfer_funds"] is False and flags["get_balance"] is True
             # A call without _meta lands in the default episode, as any stock MCP client would.
             async with Client(f"{env_server.url}/banking/mcp") as client:
-                res = await client.call_tool("get_customer", {"customer_id": "CUS-0001"})
+                res = await client.call_tool("get_bank_customer", {"customer_id": "CUS-0001"})
                 assert not res.is_error and res.structured_content["customer_id"] == "CUS-0001"
 
     asyncio.run(run())

@@ -30,7 +30,7 @@ TOOLS: list[dict[str, Any]] = [
     fn("get_balance", {"account_id": STR}, ["account_id"]),
     fn("transfer_funds", {"from_account_id": STR, "to_account_id": STR, "amount": AMOUNT,
                           "memo": STR}, ["from_account_id", "to_account_id", "amount"]),
-    fn("list_transactions", {"account_id": STR, "limit": LIMIT, "since": OPT_STR}, ["account_id"]),
+    fn("list_bank_transactions", {"account_id": STR, "limit": LIMIT, "since": OPT_STR}, ["account_id"]),
     fn("set_card_status", {"card_id": STR, "status": STATUS}, ["card_id", "status"]),
     fn("tag_note", {"note_id": STR, "tags": TAGS}, ["note_id", "tags"]),
     fn("plan_route", {"stops": STOPS, "avoid_tolls": FLAG}, ["stops"]),

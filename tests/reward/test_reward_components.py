@@ -35,8 +35,8 @@ def call(name: str, ok: bool | None = True, **arguments: object) -> dict:
         (call("set_card_status", card_id="C", status="frozen"), 2),  # not in the enum
         (call("transfer_funds", from_account_id="A", to_account_id="B", amount=0), 2),  # bound
         (call("transfer_funds", from_account_id="A", to_account_id="B", amount=True), 2),  # bool
-        (call("list_transactions", account_id="A", limit=3.0, since=None), 3),  # 3.0 is integer
-        (call("list_transactions", account_id="A", limit=2.5), 2),
+        (call("list_bank_transactions", account_id="A", limit=3.0, since=None), 3),  # 3.0 is integer
+        (call("list_bank_transactions", account_id="A", limit=2.5), 2),
         (call("tag_note", note_id="N", tags=["a", 1]), 2),  # array item type
         ({"name": "get_balance", "arguments": "not json", "ok": True}, 2),  # malformed arguments
         ({"name": "get_time", "ok": True}, 3),  # absent arguments of a no-argument tool
@@ -89,7 +89,7 @@ CHAIN = {  # look up, then transfer, then check: 0 -> 1 -> 2
         {"name": "get_balance", "arguments": {"account_id": "A"}},
         {"name": "transfer_funds",
          "arguments": {"from_account_id": "A", "to_account_id": "B", "amount": 50}},
-        {"name": "list_transactions", "arguments": {"account_id": "A"}},
+        {"name": "list_bank_transactions", "arguments": {"account_id": "A"}},
     ],
     "depends_on": [[0, 1], [1, 2]],
 }
@@ -126,11 +126,11 @@ def test_a_failed_execution_does_not_complete_its_step_but_an_unknown_outcome_do
 
 def test_matching_is_the_largest_not_the_greedy_one() -> None:
     # steps: a0 needs key account_id; a1 needs account_id + limit. Call p0 fits both, p1 only a0.
-    gt = {"calls": [{"name": "list_transactions", "arguments": {"account_id": "A"}},
-                    {"name": "list_transactions", "arguments": {"account_id": "A", "limit": 5}}],
+    gt = {"calls": [{"name": "list_bank_transactions", "arguments": {"account_id": "A"}},
+                    {"name": "list_bank_transactions", "arguments": {"account_id": "A", "limit": 5}}],
           "depends_on": []}
-    p0 = call("list_transactions", account_id="A", limit=5)
-    p1 = call("list_transactions", account_id="A")
+    p0 = call("list_bank_transactions", account_id="A", limit=5)
+    p1 = call("list_bank_transactions", account_id="A")
     result = score_turn([p0, p1], gt, TOOLS)
     assert result["n_matched"] == 2  # p0 -> a1, p1 -> a0; greedy p0 -> a0 would leave a1 open
     assert result["arg_match"] == 1.0
@@ -144,11 +144,11 @@ def test_among_largest_matchings_the_best_argument_values_win() -> None:
 
 
 def test_greedy_fallback_beyond_the_search_budget_is_a_valid_lower_bound() -> None:
-    calls = normalise_calls([call("list_transactions", account_id="A", limit=5),
-                             call("list_transactions", account_id="A")])
+    calls = normalise_calls([call("list_bank_transactions", account_id="A", limit=5),
+                             call("list_bank_transactions", account_id="A")])
     gt = normalise_ground_truth({"calls": [
-        {"name": "list_transactions", "arguments": {"account_id": "A"}},
-        {"name": "list_transactions", "arguments": {"account_id": "A", "limit": 5}}]})
+        {"name": "list_bank_transactions", "arguments": {"account_id": "A"}},
+        {"name": "list_bank_transactions", "arguments": {"account_id": "A", "limit": 5}}]})
     options = C.compatible_pairs(calls, gt, TABLE, PROVE)
     assert C.best_matching(options, gt.need, budget=1 << 17)[0] == 2
     assert C.best_matching(options, gt.need, budget=0)[0] == 1  # greedy: p0 takes a0 first

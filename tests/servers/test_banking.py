@@ -50,10 +50,10 @@ hub = hub_fixture(SERVER, tiny)
 
 
 def test_customers(hub: Hub) -> None:
-    assert ok(hub, "search_customers", query="ada")["total"] == 1
-    assert ok(hub, "search_customers", city="lisbon")["customers"][0]["customer_id"] == "CUS-0002"
-    assert ok(hub, "get_customer", customer_id="CUS-0002")["name"] == "Bo Silva"
-    fails(hub, "get_customer", "customer 'CUS-9' not found", "CUS-0001", customer_id="CUS-9")
+    assert ok(hub, "search_bank_customers", query="ada")["total"] == 1
+    assert ok(hub, "search_bank_customers", city="lisbon")["customers"][0]["customer_id"] == "CUS-0002"
+    assert ok(hub, "get_bank_customer", customer_id="CUS-0002")["name"] == "Bo Silva"
+    fails(hub, "get_bank_customer", "customer 'CUS-9' not found", "CUS-0001", customer_id="CUS-9")
 
 
 def test_accounts_and_balance(hub: Hub) -> None:
@@ -65,19 +65,19 @@ def test_accounts_and_balance(hub: Hub) -> None:
     assert ok(hub, "list_accounts", offset=3)["next_offset"] is None
     fails(hub, "list_accounts", "customer 'CUS-7' not found", customer_id="CUS-7")
     fails(hub, "list_accounts", "account_type", "checking", account_type="brokerage")
-    assert ok(hub, "get_account", account_id="ACC-0003")["status"] == "frozen"
+    assert ok(hub, "get_bank_account", account_id="ACC-0003")["status"] == "frozen"
     bal = ok(hub, "get_balance", account_id="ACC-0001")
     assert bal["balance"] == 500.0 and bal["transfer_limit_left_today"] == 1000.0
     fails(hub, "get_balance", "account 'ACC-0099' not found", "ACC-0001", account_id="ACC-0099")
 
 
 def test_transactions(hub: Hub) -> None:
-    res = ok(hub, "list_transactions", account_id="ACC-0001")
+    res = ok(hub, "list_bank_transactions", account_id="ACC-0001")
     assert [t["transaction_id"] for t in res["transactions"]] == ["TXN-0002", "TXN-0001"]
-    assert ok(hub, "list_transactions", account_id="ACC-0001", category="dining")["total"] == 1
-    assert ok(hub, "list_transactions", account_id="ACC-0001", since="2026-03-05")["total"] == 1
-    assert ok(hub, "list_transactions", account_id="ACC-0001", min_amount=100)["total"] == 1
-    fails(hub, "list_transactions", "since must be a date", account_id="ACC-0001", since="yesterday")
+    assert ok(hub, "list_bank_transactions", account_id="ACC-0001", category="dining")["total"] == 1
+    assert ok(hub, "list_bank_transactions", account_id="ACC-0001", since="2026-03-05")["total"] == 1
+    assert ok(hub, "list_bank_transactions", account_id="ACC-0001", min_amount=100)["total"] == 1
+    fails(hub, "list_bank_transactions", "since must be a date", account_id="ACC-0001", since="yesterday")
     assert ok(hub, "get_transaction", transaction_id="TXN-0001")["amount"] == 12.5
     fails(hub, "get_transaction", "transaction 'TXN-5' not found", transaction_id="TXN-5")
 
@@ -87,7 +87,7 @@ def test_transfer_changes_both_balances(hub: Hub) -> None:
     assert receipt["from_balance"] == 380.0 and receipt["to_balance"] == 170.0
     assert ok(hub, "get_balance", account_id="ACC-0002")["balance"] == 170.0
     assert ok(hub, "get_balance", account_id="ACC-0001")["transfer_limit_left_today"] == 880.0
-    kinds = [t["kind"] for t in ok(hub, "list_transactions", account_id="ACC-0002")["transactions"]]
+    kinds = [t["kind"] for t in ok(hub, "list_bank_transactions", account_id="ACC-0002")["transactions"]]
     assert kinds == ["transfer_in"]
 
 
@@ -140,7 +140,7 @@ def test_scheduled_payments(hub: Hub) -> None:
 
 
 def test_cards(hub: Hub) -> None:
-    assert len(ok(hub, "list_cards", account_id="ACC-0001")["cards"]) == 2
+    assert len(ok(hub, "list_bank_cards", account_id="ACC-0001")["cards"]) == 2
     assert ok(hub, "set_card_status", card_id="CRD-0001", status="locked")["status"] == "locked"
     fails(hub, "set_card_status", "already locked", card_id="CRD-0001", status="locked")
     fails(hub, "set_card_status", "cancelled and cannot change", card_id="CRD-0002", status="active")

@@ -135,15 +135,15 @@ def test_repositories_hide_what_the_viewer_cannot_see(hub: Hub) -> None:
 
 
 def test_branches(hub: Hub) -> None:
-    res = ok(hub, "list_branches", repo="acme/web")
+    res = ok(hub, "list_repo_branches", repo="acme/web")
     by_name = {b["name"]: b for b in res["branches"]}
     assert res["default_branch"] == "main" and by_name["main"]["is_default"]
     assert by_name["feature/login"]["ahead_of_default"] == 1 and by_name["release"]["behind_default"] == 1
-    assert ok(hub, "list_branches", repo="acme/web", query="feature")["total"] == 5
-    assert ok(hub, "list_branches", repo="acme/web", limit=4)["next_offset"] == 4
+    assert ok(hub, "list_repo_branches", repo="acme/web", query="feature")["total"] == 5
+    assert ok(hub, "list_repo_branches", repo="acme/web", limit=4)["next_offset"] == 4
     new = ok(hub, "create_branch", repo="acme/web", name="fix/typo")
     assert new["head_sha"] == C2 and new["ahead_of_default"] == 0
-    assert "fix/typo" in names(ok(hub, "list_branches", repo="acme/web")["branches"], "name")
+    assert "fix/typo" in names(ok(hub, "list_repo_branches", repo="acme/web")["branches"], "name")
     off = ok(hub, "create_branch", repo="acme/web", name="spike", from_branch="feature/login")
     assert off["head_sha"] == "b000001" and off["ahead_of_default"] == 1
     fails(hub, "create_branch", "branch 'fix/typo' already exists", "aaaaaa2", repo="acme/web", name="fix/typo")
@@ -289,7 +289,7 @@ def test_review_then_merge_is_visible_everywhere(hub: Hub) -> None:
     assert commit["parents"] == [C2, "b000001"] and commit["message"] == "Merge pull request #3 from feature/login"
     assert commit["additions"] == 30 and commit["checks"] == "pending"
     assert names(ok(hub, "list_commits", repo="acme/web")["commits"], "sha") == [sha, "b000001", C2, C1]
-    assert "feature/login" not in names(ok(hub, "list_branches", repo="acme/web")["branches"], "name")
+    assert "feature/login" not in names(ok(hub, "list_repo_branches", repo="acme/web")["branches"], "name")
     assert ok(hub, "get_pull_request", repo="acme/web", number=3)["state"] == "merged"
     assert ok(hub, "list_pull_requests", repo="acme/web", status="merged")["total"] == 2
     fails(hub, "merge_pull_request", "#3 in 'acme/web' was already merged", f"(commit {sha})", repo="acme/web", number=3)
@@ -303,7 +303,7 @@ def test_squash_merge_keeps_branch(hub: Hub) -> None:
     merged = ok(hub, "merge_pull_request", repo="acme/web", number=3, method="squash")
     commit = ok(hub, "get_commit", repo="acme/web", sha=merged["merge_commit_sha"])
     assert commit["parents"] == [C2] and commit["message"] == "PR feature/login (#3)"
-    assert "feature/login" in names(ok(hub, "list_branches", repo="acme/web")["branches"], "name")
+    assert "feature/login" in names(ok(hub, "list_repo_branches", repo="acme/web")["branches"], "name")
 
 
 @pytest.mark.parametrize(

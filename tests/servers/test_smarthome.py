@@ -109,10 +109,10 @@ def test_homes_and_rooms(hub: Hub) -> None:
     assert ok(hub, "list_homes", mode="away")["total"] == 1
     assert ok(hub, "list_homes")["total"] == 2
     fails(hub, "list_homes", "mode", "'home', 'away', 'vacation' or 'night'", mode="party")
-    rooms = ok(hub, "list_rooms", home_id="HOM-0001")["rooms"]
+    rooms = ok(hub, "list_home_rooms", home_id="HOM-0001")["rooms"]
     assert [(r["name"], r["device_count"], r["offline_count"]) for r in rooms] == [
         ("Hallway", 4, 0), ("Living Room", 4, 1)]
-    fails(hub, "list_rooms", "home 'HOM-9' not found", "HOM-0001", home_id="HOM-9")
+    fails(hub, "list_home_rooms", "home 'HOM-9' not found", "HOM-0001", home_id="HOM-9")
 
 
 def test_list_and_get_devices(hub: Hub) -> None:
@@ -223,9 +223,9 @@ def test_rooms_and_scenes_page(hub: Hub) -> None:
     second = ok(hub, "list_scenes", home_id="HOM-0001", offset=first["next_offset"], limit=2)
     assert second["total"] == 3 and second["next_offset"] is None
     assert ids(first["scenes"] + second["scenes"], "scene_id") == ["SCN-0001", "SCN-0002", "SCN-0003"]
-    rooms = ok(hub, "list_rooms", home_id="HOM-0001", limit=1)
+    rooms = ok(hub, "list_home_rooms", home_id="HOM-0001", limit=1)
     assert rooms["total"] == 2 and rooms["next_offset"] == 1
-    assert ok(hub, "list_rooms", home_id="HOM-0001", offset=1, limit=1)["next_offset"] is None
+    assert ok(hub, "list_home_rooms", home_id="HOM-0001", offset=1, limit=1)["next_offset"] is None
 
 
 def test_create_and_activate_scene(hub: Hub) -> None:

@@ -112,13 +112,13 @@ def test_customers_and_orders(hub: Hub) -> None:
     assert ok(hub, "search_support_customers", query="bo")["customers"][0]["customer_id"] == "SCU-0002"
     assert ok(hub, "search_support_customers", query="100-1001")["total"] == 1
     assert ok(hub, "search_support_customers", limit=1)["next_offset"] == 1
-    res = ok(hub, "list_customer_orders_for_support", customer_id="SCU-0001")
+    res = ok(hub, "list_support_customer_orders", customer_id="SCU-0001")
     assert [o["order_id"] for o in res["orders"]] == ["RTO-0002", "RTO-0001"]
     assert [o["returnable_now"] for o in res["orders"]] == [False, True]
     assert res["orders"][1]["return_window_ends"] == "2026-05-05"
-    assert ok(hub, "list_customer_orders_for_support", customer_id="SCU-0001", returnable_only=True)["total"] == 1
-    assert ok(hub, "list_customer_orders_for_support", customer_id="SCU-0002")["orders"][1]["return_window_ends"] is None
-    fails(hub, "list_customer_orders_for_support", "customer 'SCU-9' not found", "search_support_customers",
+    assert ok(hub, "list_support_customer_orders", customer_id="SCU-0001", returnable_only=True)["total"] == 1
+    assert ok(hub, "list_support_customer_orders", customer_id="SCU-0002")["orders"][1]["return_window_ends"] is None
+    fails(hub, "list_support_customer_orders", "customer 'SCU-9' not found", "search_support_customers",
           customer_id="SCU-9")
 
 
@@ -268,7 +268,7 @@ def test_returns_and_refunds(hub: Hub) -> None:
     rma = ok(hub, "request_product_return", order_id="RTO-0001", sku="SKU-1001", reason="damaged", ticket_id="TKT-0001")
     assert rma["rma_id"] == "RMA-0004" and rma["status"] == "requested" and rma["max_refund"] == 0.0
     assert "return RMA-0004 requested" in ok(hub, "get_support_ticket", ticket_id="TKT-0001")["messages"][-1]["body"]
-    order = ok(hub, "list_customer_orders_for_support", customer_id="SCU-0001")["orders"][1]
+    order = ok(hub, "list_support_customer_orders", customer_id="SCU-0001")["orders"][1]
     assert order["items"][0]["returned_quantity"] == 2
     fails(hub, "refund_product_return", "is requested", "approve_product_return", rma_id="RMA-0004")
     got = ok(hub, "approve_product_return", rma_id="RMA-0004")
@@ -284,6 +284,6 @@ def test_returns_and_refunds(hub: Hub) -> None:
     got = ok(hub, "refund_product_return", rma_id="RMA-0004")
     assert got["refund_amount"] == 80.0
     assert "refund of 80.00" in ok(hub, "get_support_ticket", ticket_id="TKT-0001")["messages"][-1]["body"]
-    assert ok(hub, "list_customer_orders_for_support", customer_id="SCU-0001")["orders"][1]["refunded"] == 160.0
+    assert ok(hub, "list_support_customer_orders", customer_id="SCU-0001")["orders"][1]["refunded"] == 160.0
     got = ok(hub, "get_product_return_status", rma_id="RMA-0002")
     assert got["item_name"] == "Electric Kettle" and got["unit_price"] == 45.0

@@ -75,20 +75,20 @@ def tids(result: dict) -> list[str]:
 
 
 def test_projects_and_members(hub: Hub) -> None:
-    res = ok(hub, "list_projects")
+    res = ok(hub, "list_task_projects")
     assert res["total"] == 4 and [p["your_role"] for p in res["projects"]] == ["owner", "viewer", "owner", None]
     assert res["projects"][0]["open_tasks"] == 3 and res["projects"][1]["owner_name"] == "Bo Silva"
-    assert [p["project_id"] for p in ok(hub, "list_projects", status="archived")["projects"]] == ["PRJ-0003"]
-    assert [p["project_id"] for p in ok(hub, "list_projects", member_id=ED)["projects"]] == ["PRJ-0004"]
-    assert ok(hub, "list_projects", workspace_id="WSP-0001", query="bill")["projects"][0]["project_id"] == "PRJ-0002"
-    page = ok(hub, "list_projects", limit=3)
-    assert page["next_offset"] == 3 and ok(hub, "list_projects", offset=3)["next_offset"] is None
-    fails(hub, "list_projects", "workspace 'WSP-9' not found", "WSP-0001", workspace_id="WSP-9")
-    fails(hub, "list_projects", "status", "'archived'", status="deleted")
-    p = ok(hub, "get_project", project_id="PRJ-0001")
+    assert [p["project_id"] for p in ok(hub, "list_task_projects", status="archived")["projects"]] == ["PRJ-0003"]
+    assert [p["project_id"] for p in ok(hub, "list_task_projects", member_id=ED)["projects"]] == ["PRJ-0004"]
+    assert ok(hub, "list_task_projects", workspace_id="WSP-0001", query="bill")["projects"][0]["project_id"] == "PRJ-0002"
+    page = ok(hub, "list_task_projects", limit=3)
+    assert page["next_offset"] == 3 and ok(hub, "list_task_projects", offset=3)["next_offset"] is None
+    fails(hub, "list_task_projects", "workspace 'WSP-9' not found", "WSP-0001", workspace_id="WSP-9")
+    fails(hub, "list_task_projects", "status", "'archived'", status="deleted")
+    p = ok(hub, "get_task_project", project_id="PRJ-0001")
     assert p["task_counts"] == {"todo": 2, "in_progress": 1, "blocked": 0, "done": 2}
     assert p["workspace_name"] == "Product" and len(p["milestones"]) == 2 and p["your_role"] == "owner"
-    fails(hub, "get_project", "project 'PRJ-9' not found", "PRJ-0001", project_id="PRJ-9")
+    fails(hub, "get_task_project", "project 'PRJ-9' not found", "PRJ-0001", project_id="PRJ-9")
     members = ok(hub, "list_project_members", project_id="PRJ-0001")["members"]
     assert [(m["user_id"], m["role"]) for m in members] == [(ADA, "owner"), (BO, "editor"), (CY, "viewer")]
     fails(hub, "list_project_members", "project 'PRJ-7' not found", project_id="PRJ-7")
@@ -148,7 +148,7 @@ def test_create_project(hub: Hub) -> None:
     p = ok(hub, "create_project", workspace_id="WSP-0002", name=" Spring  Campaign ", due_date="2026-08-01")
     assert p["project_id"] == "PRJ-0005" and p["name"] == "Spring Campaign" and p["members"] == {ADA: "owner"}
     assert p["start_date"] == "2026-05-11" and p["status"] == "active"
-    assert ok(hub, "list_projects", workspace_id="WSP-0002")["total"] == 2
+    assert ok(hub, "list_task_projects", workspace_id="WSP-0002")["total"] == 2
     fails(hub, "create_project", "already has a project named 'spring campaign'", "PRJ-0005",
           workspace_id="WSP-0002", name="spring campaign", due_date="2026-08-01")
     fails(hub, "create_project", "must be after today (2026-05-11)", workspace_id="WSP-0002", name="X", due_date="2026-05-01")
@@ -159,7 +159,7 @@ def test_create_project(hub: Hub) -> None:
 def test_add_member(hub: Hub) -> None:
     res = ok(hub, "add_project_member", project_id="PRJ-0001", email="Di@acme.example", role="editor")
     assert (DI, "editor") in [(m["user_id"], m["role"]) for m in res["members"]]
-    assert ok(hub, "get_project", project_id="PRJ-0001")["members"][DI] == "editor"
+    assert ok(hub, "get_task_project", project_id="PRJ-0001")["members"][DI] == "editor"
     fails(hub, "add_project_member", "Di Ito (USR-0004) is already a member", "as editor",
           project_id="PRJ-0001", email="di@acme.example")
     fails(hub, "add_project_member", "user with email 'zed@acme.example' not found", project_id="PRJ-0001",
@@ -203,7 +203,7 @@ def test_status_needs_dependencies_and_subtasks_done(hub: Hub) -> None:
     fails(hub, "update_task_status", "unfinished subtask(s): TSK-0004 'Login tests' (todo)", task_id="TSK-0002", status="done")
     ok(hub, "update_task_status", task_id="TSK-0004", status="done")
     assert ok(hub, "update_task_status", task_id="TSK-0002", status="done")["status"] == "done"
-    assert ok(hub, "get_project", project_id="PRJ-0001")["task_counts"]["done"] == 5
+    assert ok(hub, "get_task_project", project_id="PRJ-0001")["task_counts"]["done"] == 5
     fails(hub, "update_task_status", "while its parent 'TSK-0002' is done", task_id="TSK-0004", status="todo")
     fails(hub, "update_task_status", "cannot be reopened: done task(s) depend on it", "TSK-0002 'Build login'",
           task_id="TSK-0003", status="in_progress")

@@ -31,10 +31,10 @@ DEMO_TOOLS: list[dict[str, Any]] = [
     _fn("transfer_funds", {"from_account_id": _ID, "to_account_id": _ID,
                            "amount": {"type": "number", "exclusiveMinimum": 0}, "memo": _ID},
         ["from_account_id", "to_account_id", "amount"]),
-    _fn("list_transactions", {"account_id": _ID, "limit": {"type": "integer", "minimum": 1}},
+    _fn("list_bank_transactions", {"account_id": _ID, "limit": {"type": "integer", "minimum": 1}},
         ["account_id"]),
-    _fn("list_cards", {"account_id": _ID}, ["account_id"]),
-    _fn("search_customers", {"query": _ID}, []),
+    _fn("list_bank_cards", {"account_id": _ID}, ["account_id"]),
+    _fn("search_bank_customers", {"query": _ID}, []),
 ]
 
 
@@ -44,13 +44,13 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
 
 BALANCE = _call("get_balance", account_id="ACC-1")
 TRANSFER = _call("transfer_funds", from_account_id="ACC-1", to_account_id="ACC-2", amount=50)
-HISTORY = _call("list_transactions", account_id="ACC-1")
+HISTORY = _call("list_bank_transactions", account_id="ACC-1")
 # "Check my balance, move 50 to ACC-2, then show me the statement": 0 -> 1 -> 2
 DEMO_TURN: dict[str, Any] = {"calls": [BALANCE, TRANSFER, HISTORY], "depends_on": [[0, 1], [1, 2]]}
 # Extra calls a verbose policy adds: valid, successful, plausible, not needed.
 EXTRAS: list[dict[str, Any]] = [
-    _call("get_balance", account_id="ACC-2"), _call("list_cards", account_id="ACC-1"),
-    _call("search_customers", query="ACC-1"), BALANCE, _call("list_transactions",
+    _call("get_balance", account_id="ACC-2"), _call("list_bank_cards", account_id="ACC-1"),
+    _call("search_bank_customers", query="ACC-1"), BALANCE, _call("list_bank_transactions",
                                                               account_id="ACC-2"),
 ]
 
@@ -149,7 +149,7 @@ def precise_partial_score(config: str = "prove") -> float:
 
 GRID_TURN: dict[str, Any] = {  # four steps, a chain; extras below never cover any of them
     "calls": [BALANCE, TRANSFER, _call("get_balance", account_id="ACC-2"),
-              _call("list_transactions", account_id="ACC-2")],
+              _call("list_bank_transactions", account_id="ACC-2")],
     "depends_on": [[0, 1], [1, 2], [2, 3]],
 }
 
@@ -159,7 +159,7 @@ def coverage_grid(max_calls: int = 12, configs: Iterable[str] = ("prove", "recal
     """Score over (coverage, n_p/n_g) on a 4-step turn: the first k steps done in order, the
     other n_p - k calls valid, successful and useless (cells with n_p < k do not exist)."""
     n_g = len(GRID_TURN["calls"])
-    useless = [_call("list_cards", account_id="ACC-1"), _call("search_customers", query="x")]
+    useless = [_call("list_bank_cards", account_id="ACC-1"), _call("search_bank_customers", query="x")]
     rows = []
     for config in configs:
         for k in range(n_g + 1):

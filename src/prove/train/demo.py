@@ -47,7 +47,7 @@ def banking_example(hub: Hub, seed: int, *, amount: float = 25.0) -> dict[str, A
     episode = f"demo-build-{seed}"
     hub.open(episode, seed)
     try:
-        customers = hub.call("search_customers", {"query": ""}, episode_id=episode)["result"]["customers"]
+        customers = hub.call("search_bank_customers", {"query": ""}, episode_id=episode)["result"]["customers"]
         for customer in customers:
             accounts = hub.call("list_accounts", {"customer_id": customer["customer_id"]},
                                 episode_id=episode)["result"]["accounts"]
@@ -60,7 +60,7 @@ def banking_example(hub: Hub, seed: int, *, amount: float = 25.0) -> dict[str, A
         hub.close(episode)
         hub.open(episode, seed)  # the conversation starts from the seed's initial state
         src, dst = usable[0]["account_id"], usable[1]["account_id"]
-        turn0 = [{"name": "search_customers", "arguments": {"query": customer["name"]}},
+        turn0 = [{"name": "search_bank_customers", "arguments": {"query": customer["name"]}},
                  {"name": "list_accounts", "arguments": {"customer_id": customer["customer_id"]}}]
         turn1 = [{"name": "get_balance", "arguments": {"account_id": src}},
                  {"name": "transfer_funds", "arguments": {"from_account_id": src, "to_account_id": dst,
