@@ -4,8 +4,10 @@
     g2 = load_graph("results/graph/tool_graph.json")        # same nodes, edges and attributes
 
 Nodes are tools (server, family, read/write, entry = a chain may start there). An edge A -> B carries
-relation (explicit | implicit), argument (the parameter of B that A feeds, explicit only), the
-classifier that proposed it (also the edge key, so two classifiers' graphs can be merged) and a reason.
+relation (explicit | implicit); for an explicit edge the declared join: argument (the parameter of B
+that A feeds), field (the result field of A) and kind (the entity kind both declare), "" when not
+known; the classifier that proposed it (also the edge key, so two classifiers' graphs can be
+merged) and a reason.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ GRAPH_FORMAT = "prove-tool-graph/1"
 
 def is_entry(spec: ToolSpec) -> bool:
     """Can a chain start here: a read (it only looks at state), or a write whose required
-    inputs a user can supply (no identifier that must come from an earlier result)."""
+    inputs a user can supply (no declared entity id that must come from an earlier result)."""
     if not spec.write:
         return True
     return not any(p.required and p.identifier for p in parameters(spec).values())
@@ -53,7 +55,8 @@ def tool_graph(registry: Registry, judgements: Iterable[Judgement],
             continue
         classifiers.add(j.classifier)
         g.add_edge(j.source, j.target, key=j.classifier, relation=j.relation,
-                   argument=j.argument or "", classifier=j.classifier, reason=j.reason)
+                   argument=j.argument or "", field=j.field or "", kind=j.kind or "",
+                   classifier=j.classifier, reason=j.reason)
     g.graph["classifiers"] = sorted(classifiers)
     return g
 
@@ -77,11 +80,11 @@ def load_graph(path: str | Path) -> nx.MultiDiGraph:
 
 
 def edge_table(g: nx.MultiDiGraph) -> pd.DataFrame:
-    """One row per edge: server, source, target, relation, argument, classifier, reason."""
-    rows = [{"server": g.nodes[a]["server"], "source": a, "target": b, **{
-        k: d[k] for k in ("relation", "argument", "classifier", "reason")}}
-        for a, b, d in g.edges(data=True)]
-    cols = ["server", "source", "target", "relation", "argument", "classifier", "reason"]
+    """One row per edge: server, source, target, relation, argument, field, kind, classifier, reason."""
+    keys = ("relation", "argument", "field", "kind", "classifier", "reason")
+    rows = [{"server": g.nodes[a]["server"], "source": a, "target": b,
+             **{k: d.get(k, "") for k in keys}} for a, b, d in g.edges(data=True)]
+    cols = ["server", "source", "target", *keys]
     return pd.DataFrame(rows, columns=cols).sort_values(["server", "source", "target"],
                                                         ignore_index=True)
 

@@ -11,6 +11,8 @@ fields of an object cut off by the token limit) and validated: the relation must
 and an implicit one needs A to be a write. An invalid answer is re-asked with the problem stated;
 after `max_tries` the pair is "none" with the problem as its reason, never an exception. Valid and
 exhausted answers are cached by (pair, model, prompt version); transport errors are not cached.
+An explicit judgement carries the declared join of the parameter it names (`features.join_for`:
+the result field of A and the entity kind), as the schema classifier's do, when there is one.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 
 from prove.env.tool import ToolSpec
 from prove.graph.cache import JudgementCache, pair_key
-from prove.graph.features import OutField, output_fields, parameters
+from prove.graph.features import OutField, join_for, output_fields, parameters
 from prove.graph.relations import RELATIONS, Judgement
 
 __all__ = ["PROMPT_VERSION", "LLMClassifier", "MalformedAnswer", "parse_answer", "build_messages",
@@ -212,8 +214,12 @@ class LLMClassifier:
         return out
 
     def _judgement(self, a: ToolSpec, b: ToolSpec, value: dict[str, Any]) -> Judgement:
-        return Judgement(a.name, b.name, value["relation"], value.get("argument"), value["reason"],
-                         self.name, a.server)
+        """The answer as a Judgement; an explicit one carries the declared join of its argument
+        (the field of A and the kind), when the argument declares a kind that A returns."""
+        arg = value.get("argument")
+        join = join_for(a, b, arg) if value["relation"] == "explicit" and arg else None
+        return Judgement(a.name, b.name, value["relation"], arg, value["reason"], self.name,
+                         a.server, join.field if join else None, join.kind if join else None)
 
     async def _one(self, client: Any, gate: asyncio.Semaphore, a: ToolSpec, b: ToolSpec) -> Judgement:
         if a.server != b.server:

@@ -34,6 +34,8 @@ class Judgement:
     reason: str
     classifier: str  # "schema", "llm:<model>"
     server: str = ""
+    field: str | None = None  # the result field of `source` that feeds `argument` (explicit only)
+    kind: str | None = None  # the entity kind both declare (explicit only)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -36,6 +36,7 @@ _DESCRIPTORS = ("name", "full_name", "title", "subject", "display_name", "userna
                 "label", "headline", "nickname", "city", "email", "code", "sku")
 _ID_LIKE = re.compile(r"^[A-Z]{2,6}-\d+$|^[0-9a-f]{7,}$")
 _EXAMPLE = re.compile(r"e\.g\. '([^']+)'")
+_ID_PREFIX = re.compile(r"'([A-Z]{2,5})-\d{2,}'")  # an id example in a description: 'USR-0004'
 _TITLES = ("Quarterly planning", "Team sync", "Budget review", "Onboarding checklist",
            "Release notes draft", "Client follow-up", "Weekly report", "Design review",
            "Travel plans", "Launch prep", "Vendor call", "Sprint retro")
@@ -229,8 +230,9 @@ def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args:
 def _fallback_candidates(ctx: SamplingContext, feat: Param) -> list[str]:
     """Identifier values when no field matches the parameter's name: by the id prefix its
     description shows ('USR-0004'), or by the entity it names ("User ids" -> user_id)."""
-    if feat.id_prefix:
-        head = feat.id_prefix + "-"
+    prefix = _ID_PREFIX.search(feat.description)
+    if prefix:
+        head = prefix.group(1) + "-"
         out = [v for vals in ctx.values.values() for v, _ in vals
                if isinstance(v, str) and v.startswith(head)]
         if out:
