@@ -20,7 +20,7 @@ def main() -> None:
     start = time.perf_counter()
     tau2_main(["self-check"])
     print(f"self-check: {time.perf_counter() - start:.1f}s")
-    plan = EvalPlan.from_profile(load_profile("smoke")["eval"], benchmarks=("tau2",), results_dir=out)
+    plan = EvalPlan.from_profile(load_profile("smoke").eval, benchmarks=("tau2",), results_dir=out)
     start = time.perf_counter()
     with serve_local() as served:
         result = evaluate_model("SmolLM2-135M", "base", served.endpoint, plan)

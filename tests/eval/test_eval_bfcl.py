@@ -122,7 +122,7 @@ def test_profiles_describe_a_valid_eval_plan(profile):
     from prove.eval.pipeline import EvalPlan
     from prove.profiles import load_profile
 
-    plan = EvalPlan.from_profile(load_profile(profile)["eval"], results_dir="out")
+    plan = EvalPlan.from_profile(load_profile(profile).eval, results_dir="out")
     assert plan.bfcl_categories == CATEGORIES and plan.tau2_trials == (4 if profile == "paper" else 1)
     cfg = BFCLConfig(label="x", categories=plan.bfcl_categories, ids=plan.bfcl_ids)  # ids validated
     known = {e["id"] for e in load_tasks(plan.bfcl_categories, plan.bfcl_ids)}
@@ -132,9 +132,9 @@ def test_profiles_describe_a_valid_eval_plan(profile):
     else:  # every entry, bfcl's own limits
         assert cfg.ids is None and len(known) == 800
         assert plan.bfcl_max_new_tokens is None and plan.bfcl_max_steps_per_turn is None
-    assert EvalPlan.from_profile({"bfcl_ids": ["multi_turn_base_1"]}, bfcl_ids=None).bfcl_ids is None  # overrides win
+    assert EvalPlan.from_profile(load_profile("smoke").eval, bfcl_ids=None).bfcl_ids is None  # overrides win
     with pytest.raises(ValueError, match="unknown eval settings \\['bfcl_entries'\\]; valid: .*bfcl_ids"):
-        EvalPlan.from_profile({"bfcl_entries": 8})
+        EvalPlan.from_profile(load_profile("smoke").eval, bfcl_entries=8)
 
 
 def test_capped_client_limits_new_tokens_and_passes_everything_else():

@@ -28,7 +28,7 @@ def test_smoke_profile_bfcl_entries_run_through_the_real_generation_path_and_off
     ok, why = llm.llm_extra_available()
     if not ok:
         pytest.skip(why)
-    plan = EvalPlan.from_profile(load_profile("smoke")["eval"], benchmarks=("bfcl",), results_dir=tmp_path)
+    plan = EvalPlan.from_profile(load_profile("smoke").eval, benchmarks=("bfcl",), results_dir=tmp_path)
     ids = list(plan.bfcl_ids)
     assert len(ids) >= 4 and {i.rsplit("_", 1)[0] for i in ids} == set(plan.bfcl_categories)
     start = time.perf_counter()

@@ -28,7 +28,7 @@ def test_smoke_profile_tau2_slice_runs_through_tau2_run_against_served_models(tm
     ok, why = llm.llm_extra_available()
     if not ok:
         pytest.skip(why)
-    plan = EvalPlan.from_profile(load_profile("smoke")["eval"], benchmarks=("tau2",), results_dir=tmp_path)
+    plan = EvalPlan.from_profile(load_profile("smoke").eval, benchmarks=("tau2",), results_dir=tmp_path)
     assert plan.tau2_domains == ("mock",) and plan.tau2_user_llm == "local"
     start = time.perf_counter()
     with serve_local() as served:  # the policy; the adapter serves the user simulator itself

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from prove.train.chain import ChainPlan
+from prove.profiles import ChainPlan
 from prove.train.config import load_train_config
 from prove.train.launch import RunPaths
 from prove.train.matrix import PICK, alias_default, main, pick_lr, plan_jobs, run_matrix
@@ -30,11 +30,10 @@ def _finish(cfg, variant: str, results: Path, ckpt: Path, val: float | None = No
 def test_the_laptop_matrix_is_sft_then_trl_grpo_per_reward(tmp_path: Path) -> None:
     from prove.profiles import load_profile
 
-    train = load_profile("laptop")["train"]
-    plan = ChainPlan.from_profile(train)
+    plan = load_profile("laptop").train
     jobs = plan_jobs(plan, tmp_path, tmp_path / "ckpt")
-    assert train["variants"][:2] == ["default", "recall_only"]  # the two runs the experiment needs
-    assert [j.variant for j in jobs] == ["sft", *train["variants"]]
+    assert plan.variants[:2] == ("default", "recall_only")  # the two runs the experiment needs
+    assert [j.variant for j in jobs] == ["sft", *plan.variants]
     assert "--engine" not in jobs[0].command and all("--engine trl" in j.command for j in jobs[1:])
     assert all(j.after == ("smollm2-135m-laptop:sft",) for j in jobs[1:]) and not any(j.done for j in jobs)
 
@@ -42,7 +41,7 @@ def test_the_laptop_matrix_is_sft_then_trl_grpo_per_reward(tmp_path: Path) -> No
 def test_the_paper_matrix_sweeps_then_runs_every_ablation_at_the_picked_rate(tmp_path: Path) -> None:
     from prove.profiles import load_profile
 
-    plan = ChainPlan.from_profile(load_profile("paper")["train"])
+    plan = load_profile("paper").train
     jobs = plan_jobs(plan, tmp_path, tmp_path / "ckpt")
     per_model = {c: [j for j in jobs if j.config == c] for c in plan.configs}
     assert len(per_model) == 4
@@ -88,7 +87,7 @@ def test_finished_jobs_are_skipped_and_the_default_is_aliased(tmp_path: Path) ->
 def test_the_dry_run_lists_every_job_and_a_bad_profile_says_what_exists(capsys: pytest.CaptureFixture) -> None:
     from prove.profiles import load_profile
 
-    n = 1 + len(load_profile("laptop")["train"]["variants"])  # SFT, then one GRPO run per reward
+    n = 1 + len(load_profile("laptop").train.variants)  # SFT, then one GRPO run per reward
     assert main(["--profile", "laptop", "--dry-run", "--results-dir", "/nonexistent/results"]) == 0
     printed = capsys.readouterr().out
     assert printed.count("[to run]") == n and f"# {n} jobs, 0 done" in printed and "outputs:" in printed

@@ -56,7 +56,7 @@ def test_grpo_args_carry_the_variant_and_group(tmp_path: Path) -> None:
 
 
 def test_engine_trl_builds_the_trl_command_and_bad_engines_are_refused(tmp_path: Path) -> None:
-    from prove.train.chain import ChainPlan
+    from prove.profiles import ChainPlan, from_mapping
     from prove.train.config import load_train_config
     from prove.train.launch import RunPaths, build_command, launch
 
@@ -70,9 +70,10 @@ def test_engine_trl_builds_the_trl_command_and_bad_engines_are_refused(tmp_path:
     assert "verl.trainer.sft_trainer" in build_command(cfg, cfg.variant("sft"), paths, {}, "/m", "trl")
     with pytest.raises(ValueError, match="unknown engine 'jax'; valid: verl, trl"):
         launch(cfg, "default", dry_run=True, results_dir=tmp_path, engine="jax")
-    with pytest.raises(ValueError, match="valid: verl, trl"):
-        ChainPlan.from_profile({"engine": "deepspeed"})
-    assert ChainPlan.from_profile({"engine": "trl", "chain_benchmarks": []}).chain_benchmarks == ()
+    with pytest.raises(ValueError, match="train.engine must be one of 'verl', 'trl', got 'deepspeed'"):
+        from_mapping(ChainPlan, {"configs": ["x"], "engine": "deepspeed"}, "p.yaml", "train")
+    plan = from_mapping(ChainPlan, {"configs": ["x"], "engine": "trl", "chain_benchmarks": []})
+    assert plan.engine == "trl" and plan.chain_benchmarks == ()
 
 
 def test_dataset_keeps_each_rows_episode_tools_and_ground_truth(rl_parquet: Path, demo_rows: list) -> None:

@@ -1,12 +1,11 @@
 """The evaluation loop the 06 notebook runs: serve each model (base, trained), run the benchmarks, collect rows.
 
-    plan = EvalPlan.from_profile(load_profile("paper")["eval"], results_dir=Path("results"))
+    plan = EvalPlan.from_profile(load_profile("paper").eval, results_dir=Path("results"))
     rows = evaluate_model("Qwen3-8B", "base", served.endpoint, plan)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from prove.eval.bfcl import BFCL, CATEGORIES, PAPER_MODELS, SMOKE_MODELS, BFCLCo
 from prove.eval.paper import long_rows
 from prove.eval.tau2 import DOMAINS, LOCAL_USER, Tau2, Tau2Config, tau2_available
 from prove.eval.teval import TEval, TEvalConfig
+from prove.profiles import EvalSettings
 
 __all__ = ["EvalPlan", "evaluate_model", "evaluate_tau2", "run_label"]
 
@@ -53,19 +53,20 @@ class EvalPlan:
     teval_embedding_model: str = "all-mpnet-base-v2"
 
     @classmethod
-    def from_profile(cls, eval_cfg: Mapping[str, Any], **overrides: Any) -> EvalPlan:
-        """The plan a profile's `eval:` section describes (configs/profiles/*.yaml); `overrides` win.
-
-        Keys are this class's field names; an unknown key raises, naming the valid ones.
-        """
+    def from_profile(cls, settings: EvalSettings, **overrides: Any) -> EvalPlan:
+        """The plan a profile's ``eval:`` section describes (``load_profile(name).eval``); ``overrides``
+        (any of this class's fields) win. The section's ``teval_bag_of_words`` is 06's self-check's."""
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(eval_cfg) - known)
+        unknown = sorted(set(overrides) - known)
         if unknown:
             raise ValueError(f"unknown eval settings {unknown}; valid: {', '.join(sorted(known))}")
-        merged = {**eval_cfg, **overrides}
+        merged = {f.name: getattr(settings, f.name) for f in fields(settings) if f.name in known}
+        merged.update(overrides)
         for key in ("benchmarks", "bfcl_categories", "bfcl_ids", "tau2_domains", "tau2_task_ids"):
             if merged.get(key) is not None:
                 merged[key] = tuple(merged[key])
+        for key in ("tau2_user_llm_args", "tau2_agent_llm_args"):
+            merged[key] = dict(merged[key])
         return cls(**merged)
 
 

@@ -25,7 +25,7 @@ from multiprocessing.pool import Pool
 from pathlib import Path
 from typing import Any
 
-from prove.synth.chains import Chain, ToolGraph, graph_chains
+from prove.graph.chains import Chain, ToolGraph, graph_chains
 from prove.synth.export import (
     card_markdown,
     dataset_card,
@@ -77,21 +77,16 @@ class SynthConfig:
 
     @classmethod
     def from_profile(cls, profile: str, **overrides: Any) -> SynthConfig:
-        """Sizes, chain count and teacher from configs/profiles/<profile>.yaml, then overrides."""
+        """Sizes, chain count, teacher and worlds from configs/profiles/<profile>.yaml, then overrides."""
         from prove.profiles import load_profile
 
         prof = load_profile(profile)
-        syn = prof.get("synthesis", {})
+        syn = prof.synthesis
         kwargs: dict[str, Any] = {
-            "sizes": {"multi_turn": int(syn.get("n_multi_turn", PAPER_SIZES["multi_turn"])),
-                      "clarification": int(syn.get("n_clarification", PAPER_SIZES["clarification"])),
-                      "abstention": int(syn.get("n_abstention", PAPER_SIZES["abstention"]))},
-            "n_chains": int(prof.get("graph", {}).get("n_chains", 3000)),
-            "teacher": str(syn.get("teacher", "programmatic")),
+            "sizes": {"multi_turn": syn.n_multi_turn, "clarification": syn.n_clarification,
+                      "abstention": syn.n_abstention},
+            "n_chains": prof.graph.n_chains, "teacher": syn.teacher, "n_worlds": syn.n_worlds,
         }
-        for key in ("base_url", "model", "seed", "n_worlds"):
-            if key in syn:
-                kwargs[key] = syn[key]
         kwargs.update(overrides)
         return cls(**kwargs)
 

@@ -9,7 +9,7 @@ VERL-side (the ``train`` extra): ``tool.ProveTool``, ``agent_loop.ProveAgentLoop
 (configs against VERL's Hydra), ``rollout`` (VERL's agent loop on CPU with a scripted policy),
 ``smoke``. The reward hook is ``prove.reward.verl.compute_score``.
 
-The chain (``matrix.run_matrix`` runs a profile's ``chain.ChainPlan``): ``data`` prepares a config's files from the synthesis export,
+The chain (``matrix.run_matrix`` runs a profile's ``train:`` section, a ``prove.profiles.ChainPlan``): ``data`` prepares a config's files from the synthesis export,
 ``launch`` runs VERL's SFT then GRPO trainer and records each run's HF model folder; ``cpu`` is the
 CPU stand-in for the GPU parts (``configs/train/smollm2-135m.yaml``), ``hf_generate`` its rollout
 server; ``preflight`` checks attention and chat template before any GPU work.

@@ -20,8 +20,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
+from prove.profiles import Engine
 from prove.train.config import CONFIG_DIR, REPO_ROOT, TrainConfig, Variant
 from prove.train.tool_config import read_tool_names, write_tool_config
 
@@ -292,7 +293,7 @@ def sft_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths,
     return _overrides(values)
 
 
-ENGINES = ("verl", "trl")
+ENGINES: tuple[str, ...] = get_args(Engine)
 """``verl``: every run with VERL (the paper's path). ``trl``: GRPO with TRL's GRPOTrainer over the
 same environments and reward (``prove.train.trl_engine``; one process, one device); SFT stays VERL's."""
 

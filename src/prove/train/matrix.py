@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prove.train.chain import ChainPlan, run_label
+from prove.profiles import ChainPlan, load_profile
+from prove.train.chain import run_label
 from prove.train.config import LR_KEYS, TrainConfig, load_train_config
 from prove.train.launch import RunPaths, launch
 
@@ -188,8 +189,6 @@ def jobs_table(jobs: list[Job]) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from prove.profiles import load_profile
-
     parser = argparse.ArgumentParser(prog="python -m prove.train.matrix", description=__doc__.splitlines()[0])
     parser.add_argument("--profile", required=True, help="configs/profiles/<name>.yaml (its train: section)")
     parser.add_argument("--dry-run", action="store_true", help="list every job; start nothing")
@@ -197,8 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoints-dir", default="results/checkpoints")
     args = parser.parse_args(argv)
     try:
-        section: Mapping[str, Any] = load_profile(args.profile).get("train") or {}
-        plan = ChainPlan.from_profile(section)
+        plan = load_profile(args.profile).train
         jobs = plan_jobs(plan, args.results_dir, args.checkpoints_dir)
     except (ValueError, FileNotFoundError) as exc:
         print(f"prove.train.matrix: {exc}", file=sys.stderr)

@@ -1,0 +1,141 @@
+"""Profiles are typed: every committed one loads into `Profile`; an unknown, missing or mistyped key is
+refused with the file, the key's path and the valid keys."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any, get_args
+
+import pytest
+import yaml
+
+from prove.profiles import (
+    PROFILE_DIR,
+    ChainPlan,
+    Engine,
+    EvalSettings,
+    Profile,
+    ProfileError,
+    available_profiles,
+    from_mapping,
+    load_profile,
+)
+
+
+def _raw(name: str) -> dict[str, Any]:
+    return yaml.safe_load((PROFILE_DIR / f"{name}.yaml").read_text())
+
+
+def test_the_committed_profiles_are_there() -> None:
+    assert {"smoke", "laptop", "paper"} <= set(available_profiles())
+
+
+@pytest.mark.parametrize("name", available_profiles())
+def test_every_committed_profile_loads_with_typed_values(name: str) -> None:
+    p = load_profile(name)
+    assert isinstance(p, Profile) and p.name == name and p.device in ("cpu", "cuda")
+    assert isinstance(p.env.seeds, tuple) and all(type(s) is int for s in p.env.seeds)
+    assert p.graph.classifier in ("schema", "llm") and type(p.graph.n_chains) is int
+    assert type(p.graph.llm_pairs) is int and p.graph.llm_pairs >= -1
+    s = p.synthesis
+    assert s.teacher in ("programmatic", "openai")
+    assert all(type(n) is int and n >= 0 for n in (s.n_multi_turn, s.n_clarification, s.n_abstention))
+    assert type(s.n_worlds) is int and s.n_worlds >= 1
+    t = p.train
+    assert isinstance(t, ChainPlan) and t.configs and isinstance(t.configs, tuple) and isinstance(t.variants, tuple)
+    assert t.engine in get_args(Engine) and isinstance(t.launch, bool)
+    e = p.eval
+    assert isinstance(e.bfcl_categories, tuple) and isinstance(e.tau2_domains, tuple)
+    assert e.bfcl_ids is None or isinstance(e.bfcl_ids, tuple)
+    assert type(e.tau2_trials) is int and isinstance(e.tau2_user_llm_args, dict)
+    assert isinstance(e.teval_bag_of_words, bool)
+    assert p.ablations.max_turns is None or type(p.ablations.max_turns) is int
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.name = "other"  # type: ignore[misc]
+
+
+def test_the_profiles_state_what_differs_between_machines() -> None:
+    """The fields the notebooks used to derive from `device == "cpu"` (see each field's docstring)."""
+    smoke, paper = load_profile("smoke"), load_profile("paper")
+    assert (smoke.synthesis.n_worlds, paper.synthesis.n_worlds) == (4, 8)
+    assert (smoke.graph.llm_pairs, paper.graph.llm_pairs) == (0, -1)
+    assert (smoke.eval.teval_bag_of_words, paper.eval.teval_bag_of_words) == (True, False)
+    assert (smoke.ablations.max_turns, paper.ablations.max_turns) == (300, None)
+    assert smoke.train.sft_steps == 4 and smoke.eval.tau2_task_ids == ("create_task_1", "update_task_1")
+    assert paper.eval.tau2_task_ids is None and paper.train.lr_sweep is True
+
+
+def test_an_unknown_key_is_refused_with_the_file_its_path_and_the_valid_keys() -> None:
+    raw = _raw("smoke")
+    raw["train"]["lr_swep"] = True
+    with pytest.raises(ProfileError) as err:
+        Profile.from_mapping(raw, "configs/profiles/smoke.yaml")
+    msg = str(err.value)
+    assert msg.startswith("configs/profiles/smoke.yaml: unknown key 'train.lr_swep'; valid keys of train: ")
+    assert all(f.name in msg for f in dataclasses.fields(ChainPlan)) and err.value.path == "train.lr_swep"
+    raw = _raw("paper")
+    raw["evaluation"] = {}
+    with pytest.raises(ProfileError, match=r"unknown key 'evaluation'; valid keys: name, device, env, graph, "
+                                           r"synthesis, train, eval, ablations$"):
+        Profile.from_mapping(raw, "paper.yaml")
+
+
+def test_a_missing_required_key_is_refused() -> None:
+    raw = _raw("laptop")
+    del raw["graph"]["n_chains"]
+    with pytest.raises(ProfileError, match=r"^laptop.yaml: missing key 'graph.n_chains'; valid keys of graph: "
+                                           r"classifier, n_chains, llm_pairs$"):
+        Profile.from_mapping(raw, "laptop.yaml")
+    raw = _raw("laptop")
+    del raw["ablations"]
+    with pytest.raises(ProfileError, match="missing key 'ablations'"):
+        Profile.from_mapping(raw, "laptop.yaml")
+
+
+@pytest.mark.parametrize(("where", "value", "message"), [
+    (("train", "sft_steps"), "four", r"train.sft_steps must be an integer or null, got 'four' \(str\)"),
+    (("train", "launch"), "yes", r"train.launch must be true or false, got 'yes'"),
+    (("train", "engine"), "deepspeed", r"train.engine must be one of 'verl', 'trl', got 'deepspeed'"),
+    (("graph", "n_chains"), True, r"graph.n_chains must be an integer, got True \(bool\)"),
+    (("eval", "bfcl_ids"), ["multi_turn_base_50", 7], r"eval.bfcl_ids\[1\] must be a string, got 7 \(int\)"),
+    (("eval", "tau2_domains"), "mock", r"eval.tau2_domains must be a list of strings, got 'mock'"),
+    (("eval", "tau2_user_llm_args"), [1], r"eval.tau2_user_llm_args must be a mapping with string keys"),
+    (("synthesis",), None, r"synthesis must be a mapping with keys teacher, n_multi_turn, "),
+    (("device",), "tpu", r"device must be one of 'cpu', 'cuda', got 'tpu'"),
+])
+def test_a_value_of_the_wrong_type_is_refused(where: tuple[str, ...], value: Any, message: str) -> None:
+    raw = copy.deepcopy(_raw("smoke"))
+    node = raw
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    with pytest.raises(ProfileError, match="^smoke.yaml: " + message):
+        Profile.from_mapping(raw, "smoke.yaml")
+
+
+def test_lists_become_tuples_and_optional_keys_take_their_defaults() -> None:
+    plan = from_mapping(ChainPlan, {"configs": ["a"], "chain_benchmarks": []})
+    assert plan == ChainPlan(configs=("a",), chain_benchmarks=())
+    assert (plan.launch, plan.variants, plan.engine, plan.lr_sweep) == (False, ("default",), "verl", False)
+
+
+def test_an_unknown_profile_name_lists_the_available_ones() -> None:
+    with pytest.raises(ProfileError, match="unknown profile 'nope'; available: .*smoke"):
+        load_profile("nope")
+
+
+def test_the_eval_section_is_the_eval_plans_settings() -> None:
+    """Every eval key but 06's self-check switch is an EvalPlan field (none is silently dropped)."""
+    from prove.eval.pipeline import EvalPlan
+
+    plan_fields = {f.name for f in dataclasses.fields(EvalPlan)}
+    assert {f.name for f in dataclasses.fields(EvalSettings)} - plan_fields == {"teval_bag_of_words"}
+    plan = EvalPlan.from_profile(load_profile("smoke").eval, results_dir="out")
+    assert plan.tau2_task_ids == ("create_task_1", "update_task_1") and plan.tau2_user_llm_args["max_tokens"] == 32
+
+
+def test_the_engines_are_declared_once() -> None:
+    from prove.train.launch import ENGINES
+
+    assert ENGINES == get_args(Engine) == ("verl", "trl")
