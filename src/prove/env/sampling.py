@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from prove.env.tool import ToolSpec
-from prove.env.types import ENTITY, declared_entity
+from prove.env.types import ENTITY, declared_entity, entity_values
 
 __all__ = ["ValuePool", "random_arguments", "random_calls"]
 
@@ -25,7 +25,8 @@ _WORDS = ("alpha", "weekly sync", "urgent", "Berlin", "groceries", "hello there"
 
 
 class ValuePool:
-    """Every scalar value in a state: ids by their declared entity kind, other values by field name.
+    """Every scalar value in a state: ids by their declared entity kind, other values by field name
+    (ids are only found by kind).
 
     `state_schema` is the state model's JSON schema (``type(state).model_json_schema()``); its
     ``x-entity`` declarations say which fields hold ids of which kind.
@@ -34,10 +35,12 @@ class ValuePool:
     def __init__(self, state_json: Any, state_schema: Mapping[str, Any]) -> None:
         self.by_kind: dict[str, list[Any]] = defaultdict(list)
         self.by_field: dict[str, list[Any]] = defaultdict(list)
-        self._defs = state_schema.get("$defs", {})
-        self._walk(state_json, state_schema, None, 0)
+        for kind, value in entity_values(state_json, state_schema):
+            self.by_kind[kind].append(value)
+        self._walk(state_json, None)
         self.by_kind = {k: sorted(set(v), key=repr) for k, v in self.by_kind.items()}
-        self.by_field = {k: sorted(set(v), key=repr) for k, v in self.by_field.items()}
+        ids = {v for values in self.by_kind.values() for v in values}
+        self.by_field = {k: sorted(set(v) - ids, key=repr) for k, v in self.by_field.items()}
 
     @classmethod
     def of(cls, hub: Any, episode_id: str, server: str) -> ValuePool:
@@ -45,43 +48,21 @@ class ValuePool:
         model = hub.registry.server(server).state_model
         return cls(hub.state(episode_id, server), model.model_json_schema())
 
-    def _resolve(self, schema: Mapping[str, Any]) -> Mapping[str, Any]:
-        for _ in range(16):
-            if "$ref" not in schema:
-                break
-            schema = self._defs.get(str(schema["$ref"]).rsplit("/", 1)[-1], {})
-        return schema
-
-    def _walk(self, node: Any, schema: Mapping[str, Any], key: str | None, depth: int) -> None:
-        schema = self._resolve(schema)
-        kind = declared_entity(schema, self._defs)
+    def _walk(self, node: Any, key: str | None) -> None:
         if isinstance(node, dict):
-            props = schema.get("properties", {})
-            extra = schema.get("additionalProperties")
             for k, v in node.items():
-                sub = props.get(k) or (extra if isinstance(extra, Mapping) else {})
-                self._walk(v, _non_null(self._resolve(sub)), k, depth + 1)
+                self._walk(v, k)
         elif isinstance(node, list):
-            item = schema.get("items", {})
-            for v in node:
-                self._walk(v, _non_null(self._resolve(item if isinstance(item, Mapping) else {})), key,
-                           depth + 1)
-        elif isinstance(node, (str, int, float)) and not isinstance(node, bool):
-            if kind is not None:
-                self.by_kind[kind].append(node)
-            elif key is not None:
-                self.by_field[key].append(node)
+            for item in node:
+                self._walk(item, key)
+        elif key is not None and isinstance(node, (str, int, float)) and not isinstance(node, bool):
+            self.by_field[key].append(node)
 
     def candidates(self, param: str, kind: str | None = None) -> list[Any]:
         """Values for a parameter: existing ids of its entity `kind`, else values of its field name."""
         if kind is not None:
             return self.by_kind.get(kind, [])
         return self.by_field.get(param, [])
-
-
-def _non_null(schema: Mapping[str, Any]) -> Mapping[str, Any]:
-    options = [s for s in schema.get("anyOf", []) if s.get("type") != "null"]
-    return {**schema, **options[0]} if len(options) == 1 else schema
 
 
 def _unwrap(schema: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ tool takes `offset`/`limit` and returns a `Page` (`total`, `next_offset`). Model
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import date, datetime
 from typing import Annotated, Any
 
@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 __all__ = [
     "ENTITY", "entity_id", "entity_ids", "day", "moment", "parse_day", "parse_moment",
     "Page", "Offset", "Limit", "MAX_PAGE", "DEFAULT_LIMIT", "declared_entity", "declared_format",
+    "entity_values",
     "model_facing",
 ]
 
@@ -117,6 +118,41 @@ def declared_entity(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = 
             return found
     items = schema.get("items")
     return declared_entity(items, defs) if isinstance(items, Mapping) else None
+
+
+def entity_values(node: Any, schema: Mapping[str, Any],
+                  defs: Mapping[str, Any] | None = None) -> Iterator[tuple[str, Any]]:
+    """(kind, value) of every id in a JSON value, read with the schema that describes it
+    (a tool's output schema, a state model's schema): the leaves under an ``x-entity``."""
+    defs = schema.get("$defs", {}) if defs is None else defs
+    for _ in range(16):
+        if "$ref" not in schema:
+            break
+        schema = defs.get(str(schema["$ref"]).rsplit("/", 1)[-1], {})
+    options = [o for o in schema.get("anyOf", ()) if o.get("type") != "null"]
+    if len(options) == 1 and ENTITY not in schema:
+        schema = {**schema, **options[0]}
+        schema.pop("anyOf", None)
+        yield from entity_values(node, schema, defs)
+        return
+    if isinstance(node, dict):
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        for key, value in node.items():
+            sub = props.get(key, extra if isinstance(extra, Mapping) else {})
+            yield from entity_values(value, sub, defs)
+    elif isinstance(node, list):
+        kind = schema.get(ENTITY)
+        items = schema.get("items", {})
+        for value in node:
+            if kind is not None and isinstance(value, (str, int)) and not isinstance(value, bool):
+                yield str(kind), value
+            elif isinstance(items, Mapping):
+                yield from entity_values(value, items, defs)
+    elif isinstance(node, (str, int)) and not isinstance(node, bool):
+        kind = declared_entity(schema, defs)
+        if kind is not None:
+            yield kind, node
 
 
 def declared_format(schema: Mapping[str, Any]) -> str | None:
