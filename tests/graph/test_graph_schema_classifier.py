@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import replace
 from typing import Any
@@ -18,7 +19,9 @@ from prove.graph import (
     load_labels,
     tool_pairs,
 )
+from prove.graph.cache import JudgementCache, pair_key
 from prove.graph.features import output_fields, parameters
+from prove.graph.llm_classifier import PROMPT_VERSION, LLMClassifier
 
 NEEDED = ("banking", "flights", "shop")
 
@@ -87,6 +90,27 @@ def test_explicit_edges_are_declared_joins(reg: Registry) -> None:
     for j in explicit:
         d = graph.get_edge_data(j.source, j.target)["schema"]
         assert (d["argument"], d["field"], d["kind"]) == (j.argument, j.field, j.kind)
+
+
+def test_ids_scoped_by_another_id_are_joined_by_their_own_kind(registry: Registry) -> None:
+    """An issue is keyed by (repo, number): every tool taking an issue number also takes a repo,
+    so the record's leading `repo` is its scope and `number` its own id (what create_issue makes)."""
+    if "codehost" not in registry.servers:
+        pytest.skip("codehost is not loaded (PROVE_SERVERS)")
+    j = SchemaClassifier().judge(registry.tool("create_issue"), registry.tool("comment_on_issue"))
+    assert (j.relation, j.field, j.argument, j.kind) == ("explicit", "number", "number", "issue")
+
+
+def test_llm_judgements_carry_the_declared_join(reg: Registry) -> None:
+    """An LLM names only the parameter; its explicit judgement gets the join of that parameter."""
+    a, b = reg.tool("list_accounts"), reg.tool("get_balance")
+    cache = JudgementCache(None)
+    cache.put(pair_key(a, b, "m", PROMPT_VERSION), {"relation": "explicit", "argument": "account_id",
+                                                    "reason": "ids"})
+    clf = LLMClassifier("http://127.0.0.1:9/v1", "m", cache=cache)
+    [j] = asyncio.run(clf.classify([(a, b)]))
+    assert (j.relation, j.argument, j.field, j.kind) == (
+        "explicit", "account_id", "accounts[].account_id", "account")
 
 
 def _reworded(schema: Any) -> Any:

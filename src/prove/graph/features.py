@@ -9,7 +9,9 @@ names no entity, whatever its name or description says. From the declarations:
 
 - `joins(a, b)`: every (result field of A, parameter of B) pair that declare the same kind;
 - `primary`: each result object's own id, the first declared id field of the object (records list
-  their own id first; the others are references: a transaction's `account_id`);
+  their own id first; the others are references: a transaction's `account_id`), after a leading
+  scope: when every tool taking an issue id also takes a repository id, an issue's `repo` before
+  its `number` is the scope and `number` its own id;
 - `created`: the kind a write makes, when the first id of its result is of a kind it did not take.
 
 What a *tool* is about (`focus`, for implicit edges) is still read off its name: the nouns of the
@@ -100,6 +102,7 @@ class OutField:
     in_list: bool  # inside a list of objects
     description: str
     entity: str | None = None  # the declared entity kind (x-entity)
+    nullable: bool = False  # may be null (`X | None`)
 
     @property
     def scalar_type(self) -> str:
@@ -214,7 +217,8 @@ def _walk(schema: Mapping[str, Any], defs: Mapping[str, Any], prefix: str, in_li
         return
     name = prefix.rsplit(".", 1)[-1].removesuffix("[]")
     desc = str(schema.get("description") or resolved.get("description") or "")
-    yield OutField(prefix, name, kind, in_list, desc, declared_entity(schema, defs))
+    nullable = any(s.get("type") == "null" for s in _resolve(schema, defs).get("anyOf", ()))
+    yield OutField(prefix, name, kind, in_list, desc, declared_entity(schema, defs), nullable)
 
 
 def parameters(spec: ToolSpec) -> dict[str, Param]:
@@ -267,9 +271,10 @@ def server_features(server: ServerSpec) -> dict[str, ToolFeatures]:
     """Features of every tool of one server (focus and mentions need the whole server's names)."""
     feats = {t.name: ToolFeatures(t, parameters(t), output_fields(t)) for t in server.tools}
     kinds = _kinds(feats.values())
+    scopes = _scopes(feats.values())
     names = _name_vocabulary(feats.values(), kinds) - ({server.name, singular(server.name)} - kinds)
     for f in feats.values():
-        f.primary = _primary_fields(f)
+        f.primary = _primary_fields(f, scopes)
         f.created = _created(f)
         f.focus = _focus(f, names, kinds)
         f.mentions = frozenset(
@@ -292,13 +297,32 @@ def _name_vocabulary(feats: Iterable[ToolFeatures], kinds: frozenset[str]) -> se
     return set(kinds) | {t for t, n in counts.items() if 2 <= n <= limit}
 
 
-def _primary_fields(f: ToolFeatures) -> frozenset[str]:
-    """Each object's own id: the first declared id field of the result and of each nested object."""
-    seen: dict[str, str] = {}
+def _scopes(feats: Iterable[ToolFeatures]) -> frozenset[tuple[str, str]]:
+    """(S, K): every tool of the server that takes a K id also takes an S id, so K ids are only
+    unique within an S (an issue number within a repository)."""
+    takers: dict[str, list[frozenset[str]]] = {}
+    for f in feats:
+        for k in f.kinds_in:
+            takers.setdefault(k, []).append(f.kinds_in)
+    return frozenset((s, k) for k, sets in takers.items() for s in frozenset.intersection(*sets)
+                     if s != k)
+
+
+def _primary_fields(f: ToolFeatures, scopes: frozenset[tuple[str, str]] = frozenset()
+                    ) -> frozenset[str]:
+    """Each object's own id: the first declared id field of the result and of each nested object,
+    after a leading scope (an issue's `repo` before its `number`, a non-null id the scope keys)."""
+    objects: dict[str, list[OutField]] = {}
     for o in f.fields:
         if o.entity is not None and not o.type.startswith("array<"):
-            seen.setdefault(o.parent, o.path)
-    return frozenset(seen.values())
+            objects.setdefault(o.parent, []).append(o)
+    own = []
+    for ids in objects.values():
+        for i, o in enumerate(ids):
+            if not any((o.entity, q.entity) in scopes and not q.nullable for q in ids[i + 1:]):
+                own.append(o.path)
+                break
+    return frozenset(own)
 
 
 def _created(f: ToolFeatures) -> frozenset[str]:
