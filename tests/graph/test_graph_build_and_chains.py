@@ -67,11 +67,15 @@ def test_chains_follow_edges_and_are_seeded(graph: nx.MultiDiGraph, tmp_path: Pa
     assert len(chains) == 60 and len({c.tools for c in chains}) == 60
     for c in chains:
         assert 2 <= len(c) <= 5 and len(set(c.tools)) == len(c)
-        assert graph.nodes[c.tools[0]]["entry"]
-        assert len(c.relations) == len(c) - 1
-        for a, b, rel, arg in zip(c.tools, c.tools[1:], c.relations, c.arguments, strict=False):
-            data = graph.get_edge_data(a, b)
-            assert data and any(d["relation"] == rel and d["argument"] == arg for d in data.values())
+        assert graph.nodes[c.tools[0]]["entry"] and set(c.servers) == {c.server}
+        assert len(c.relations) == len(c) - 1 and all(c.relations)  # every step is an edge
+        for e in c.edges:  # every edge among the members, as the graph has it
+            data = graph.get_edge_data(c.tools[e.source], c.tools[e.target])
+            assert data and any(d["relation"] == e.relation and d["argument"] == (e.argument or "")
+                                and d["field"] == (e.field or "") for d in data.values())
+            assert (e.relation == "explicit") == bool(e.argument and e.field and e.kind)
+        assert len(c.edges) == sum(1 for j in range(len(c)) for i in range(j)
+                                   if graph.has_edge(c.tools[i], c.tools[j]))
     assert {c.server for c in chains} == set(SERVERS)
     assert load_chains(save_chains(chains, tmp_path / "c.jsonl")) == chains
 

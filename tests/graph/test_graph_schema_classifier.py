@@ -14,6 +14,7 @@ from prove.env.registry import Registry
 from prove.env.types import ENTITY
 from prove.graph import (
     SchemaClassifier,
+    ToolGraph,
     agreement_table,
     build_graph,
     load_labels,
@@ -74,7 +75,7 @@ def test_invariants_over_every_pair(reg: Registry) -> None:
 
 def test_explicit_edges_are_declared_joins(reg: Registry) -> None:
     """A -> B explicit: a result field of A and a parameter of B declare the same entity kind, and
-    the judgement and the graph edge both carry the field, the parameter and the kind."""
+    the judgement, the graph edge and the chain edge all carry the field, the parameter and the kind."""
     j = SchemaClassifier().judge(reg.tool("list_accounts"), reg.tool("transfer_funds"))
     assert (j.relation, j.field, j.argument, j.kind) == (
         "explicit", "accounts[].account_id", "from_account_id", "account")
@@ -90,6 +91,10 @@ def test_explicit_edges_are_declared_joins(reg: Registry) -> None:
     for j in explicit:
         d = graph.get_edge_data(j.source, j.target)["schema"]
         assert (d["argument"], d["field"], d["kind"]) == (j.argument, j.field, j.kind)
+    tools = ToolGraph.from_networkx(graph, reg)
+    chain = tools.chain(("list_accounts", "get_balance", "transfer_funds"))
+    fed = chain.feeds(2)["from_account_id"]
+    assert (fed.source, fed.field, fed.kind) == (0, "accounts[].account_id", "account")
 
 
 def test_ids_scoped_by_another_id_are_joined_by_their_own_kind(registry: Registry) -> None:

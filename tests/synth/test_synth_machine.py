@@ -13,7 +13,7 @@ import pytest
 
 from prove.env.hub import Hub
 from prove.env.registry import load_registry
-from prove.synth.chains import Chain, ToolGraph
+from prove.graph.chains import Chain, ToolGraph
 from prove.synth.machine import (
     TRANSITIONS,
     Action,

@@ -15,8 +15,8 @@ import pytest
 
 from prove.env.hub import Hub
 from prove.env.registry import load_registry
+from prove.graph.chains import Chain, ToolGraph
 from prove.llm import llm_extra_available
-from prove.synth.chains import Chain, ToolGraph
 from prove.synth.machine import TRANSITIONS, Script, State, SynthEnv, TurnSpec, run_conversation
 from prove.synth.openai_teacher import OpenAITeacher
 from prove.synth.perturb import offered_tools

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from prove.env.registry import load_registry
-from prove.synth.chains import ToolGraph, graph_chains
+from prove.graph.chains import Edge, ToolGraph, graph_chains
 from prove.synth.evidence import text_has_value
 from prove.synth.perturb import (
     ChainPool,
@@ -109,8 +109,9 @@ def test_clarification_asks_and_the_next_turn_supplies(small_run: tuple[SynthRes
                    for c in ex["turns"][1]["calls"])
 
 
-def test_graph_adapter_keeps_explicit_edges() -> None:
+def test_graph_adapter_keeps_explicit_edges_and_their_declared_join() -> None:
     reg = load_registry().subset(["banking"])
     g = ToolGraph.from_edges([("list_accounts", "get_balance", "implicit", None),
                               ("list_accounts", "get_balance", "explicit", "account_id")], reg)
-    assert g.edge("list_accounts", "get_balance") == ("explicit", "account_id", None)
+    assert g.edge("list_accounts", "get_balance") == Edge(
+        0, 1, "explicit", "account_id", "accounts[].account_id", "account")

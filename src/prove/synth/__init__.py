@@ -6,7 +6,8 @@ prove.synth.cli --help``. Parts, in stage order (a module imports only its own s
 ones, and nothing of training, reward or evaluation; tests/synth/test_synth_stages.py checks):
 
 * foundations: ``records`` (canonical JSON, ids, random streams), ``evidence`` (where values came
-  from), ``phrasing``, ``sampling`` (live state sampling), ``chains``;
+  from), ``phrasing``, ``sampling`` (live state sampling); the chains synthesis draws and the
+  graph it looks edges up in are ``prove.graph.chains`` (``Chain``, ``Edge``, ``ToolGraph``);
 * generate: ``machine`` (the state machine and the ``Teacher`` protocol), ``programmatic`` (with
   ``planner``) and ``openai_teacher`` (the two teachers), ``perturb`` (scripts and perturbations);
 * validate: ``validate`` (replay and filters);
@@ -14,7 +15,7 @@ ones, and nothing of training, reward or evaluation; tests/synth/test_synth_stag
 * drive: ``pipeline`` (the run, across processes), ``cli``, ``plots``.
 """
 
-from prove.synth.chains import Chain, Edge, ToolGraph, sample_chains
+from prove.graph.chains import Chain, Edge, ToolGraph
 from prove.synth.evidence import provenance
 from prove.synth.export import training_rows, write_parquet
 from prove.synth.machine import (
@@ -41,5 +42,5 @@ __all__ = [
     "PerturbationRates", "ProgrammaticTeacher", "SamplingContext", "Script", "State", "SynthConfig",
     "SynthEnv", "SynthResult", "TRANSITIONS", "Teacher", "ToolGraph", "TurnSpec", "build_script",
     "check_example", "dumps", "example_id", "provenance", "replay_example", "run_conversation",
-    "sample_chains", "split_chains", "synthesize", "asynthesize", "training_rows", "write_parquet",
+    "split_chains", "synthesize", "asynthesize", "training_rows", "write_parquet",
 ]

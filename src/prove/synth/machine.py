@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from prove.env.hub import Hub
 from prove.env.registry import Registry
-from prove.synth.chains import Chain, ToolGraph
+from prove.graph.chains import Chain, ToolGraph
 from prove.synth.evidence import call_stats, json_values, provenance, text_has_value
 from prove.synth.phrasing import system_prompt
 from prove.synth.records import chain_split, derived_rng

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from prove.env.registry import Registry
+from prove.graph.chains import Chain
 from prove.graph.features import tokens
 from prove.synth import phrasing as P
-from prove.synth.chains import Chain
 from prove.synth.machine import Script, TurnSpec
 from prove.synth.records import chain_split, example_id, example_rng
 from prove.synth.sampling import schema_enum

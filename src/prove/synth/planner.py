@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from prove.env.tool import ToolSpec
+from prove.graph.chains import Edge
 from prove.graph.features import PAGING, Param, parameters, singular
 from prove.synth import phrasing as P
-from prove.synth.chains import Edge
 from prove.synth.machine import Conversation, Infeasible, State, TurnSpec
 from prove.synth.records import derived_rng
 from prove.synth.sampling import SamplingContext, schema_enum
@@ -430,8 +430,8 @@ class Planner:
             if chain.servers[src] != chain.servers[step]:
                 continue
             got = self.c.env.graph.edge(self.by_step[src].tool, spec.name)
-            if got and got[0] == "explicit" and got[1]:
-                out[got[1]] = Edge(src, step, "explicit", got[1], got[2])
+            if got and got.relation == "explicit" and got.argument:
+                out[got.argument] = replace(got, source=src, target=step)
         return out
 
     def _step(self, step: int) -> Planned:
