@@ -27,7 +27,7 @@ LATER_STAGES = ("prove.train", "prove.reward", "prove.eval")
 import them."""
 
 STAGES: tuple[tuple[str, frozenset[str]], ...] = (
-    ("foundations", frozenset({"records", "evidence", "phrasing", "sampling"})),
+    ("foundations", frozenset({"records", "evidence", "phrasing", "sampling", "intents"})),
     ("generate", frozenset({"machine", "planner", "programmatic", "openai_teacher", "perturb"})),
     ("validate", frozenset({"validate"})),
     ("export", frozenset({"export"})),
