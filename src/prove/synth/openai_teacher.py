@@ -20,6 +20,7 @@ from typing import Any
 from prove.calls import parse_tool_calls
 from prove.synth import phrasing as P
 from prove.synth.machine import Action, Conversation, Infeasible, TeacherError
+from prove.synth.sampling import param_kind
 
 __all__ = ["OpenAITeacher"]
 
@@ -63,7 +64,7 @@ class OpenAITeacher:
         feeds = convo.script.chain.feeds(step)
         for param in list(spec.sensitive) + list(spec.required):
             if param in spec.required and param not in feeds:
-                vals = [v for v, _ in convo.ctx.candidates(param)]
+                vals = [v for v, _ in convo.ctx.candidates(param, param_kind(spec, param))]
                 if vals:
                     value = vals[convo.rng.randrange(min(len(vals), 10))]
                     out = {"turn": k, "tool": spec.name, "param": param, "value": value,

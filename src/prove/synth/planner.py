@@ -23,12 +23,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from prove.env.tool import ToolSpec
+from prove.env.types import declared_format
 from prove.graph.chains import Edge
 from prove.graph.features import PAGING, Param, parameters, singular
 from prove.synth import phrasing as P
 from prove.synth.machine import Conversation, Infeasible, State, TurnSpec
 from prove.synth.records import derived_rng
-from prove.synth.sampling import SamplingContext, schema_enum
+from prove.synth.sampling import SamplingContext, param_kind, schema_enum
 
 __all__ = ["Planner", "Planned", "ToolParams", "user_value"]
 
@@ -88,13 +89,15 @@ class ToolParams:
 
 # -- value generation ----------------------------------------------------------------------
 
-def _date_format(param: str, desc: str) -> str | None:
-    if "HH:MM" in desc and "YYYY" not in desc:
-        return "time"
-    if "YYYY-MM-DDTHH:MM" in desc or re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", desc):
+def _date_format(schema: dict[str, Any]) -> str | None:
+    """'date', 'datetime' or 'time', from the declared format (prove.env.types) or a clock pattern."""
+    declared = declared_format(schema)
+    if declared == "date-time":
         return "datetime"
-    if "YYYY-MM-DD" in desc or re.search(r"'\d{4}-\d\d-\d\d'", desc):
+    if declared == "date":
         return "date"
+    if str(schema.get("pattern", "")).startswith("^([01]\\d|2[0-3]):"):
+        return "time"
     return None
 
 
@@ -172,24 +175,24 @@ def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args:
     kind = _base(base.get("items", {})).get("type", "string") if is_array else base.get("type")
     if kind == "boolean":
         return rng.random() < 0.5, "bool", None
+    entity = param_kind(spec, param)
     if kind in ("integer", "number"):
-        if feat.identifier:
-            cands = [v for v, _ in ctx.candidates(param) if isinstance(v, (int, float))
+        if entity is not None:
+            cands = [v for v, _ in ctx.candidates(param, entity) if isinstance(v, (int, float))
                      and not isinstance(v, bool)]
             if cands:
                 return rng.choice(cands[:30]), "id", None
         return _number(param, base, rng, kind == "integer"), "number", None
     desc = feat.description
-    fmt = _date_format(param, desc)
+    fmt = _date_format(base)
     server = spec.server
     if fmt:
         value: Any = _date_value(fmt, param, ctx.now.get(server, ""), args, rng, past)
         return ([value] if is_array else value), "value", None
-    cands = [v for v, _ in ctx.candidates(singular(param) if is_array else param)
+    cands = [v for v, _ in ctx.candidates(singular(param) if is_array and entity is None else param, entity)
              if isinstance(v, str) and v]
     example = _EXAMPLE.search(desc)
-    if feat.identifier or feat.sensitive:
-        cands = cands or _fallback_candidates(ctx, feat)
+    if entity is not None or feat.sensitive:
         if wanted:
             cands = [v for v in cands if ctx.attrs.get(v, frozenset()) & wanted] or cands
         if is_array and cands:
@@ -226,25 +229,6 @@ def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args:
         value = example.group(1) if example else rng.choice(_WORDS)
     return ([value] if is_array else value), "text", None
 
-
-def _fallback_candidates(ctx: SamplingContext, feat: Param) -> list[str]:
-    """Identifier values when no field matches the parameter's name: by the id prefix its
-    description shows ('USR-0004'), or by the entity it names ("User ids" -> user_id)."""
-    prefix = _ID_PREFIX.search(feat.description)
-    if prefix:
-        head = prefix.group(1) + "-"
-        out = [v for vals in ctx.values.values() for v, _ in vals
-               if isinstance(v, str) and v.startswith(head)]
-        if out:
-            return list(dict.fromkeys(out))
-    for word in re.findall(r"\b([A-Za-z]+) ids?\b", feat.description):
-        got = [v for v, _ in ctx.candidates(word.lower() + "_id") if isinstance(v, str)]
-        if got:
-            return got
-    if "email" in feat.name:
-        return list(dict.fromkeys(v for vals in ctx.values.values() for v, _ in vals
-                                  if isinstance(v, str) and "@" in v))
-    return []
 
 # -- the planner ---------------------------------------------------------------------------
 
@@ -332,10 +316,11 @@ def _same_shape(a: str, b: str) -> bool:
     return ("@" in a) == ("@" in b)
 
 
-def _reusable(param: str) -> bool:
-    """Who or what the user acts on (`user_id`, `repo`, `organizer_email`) carries over to later
-    steps; attributes of a new thing (`email`, `name`, `phone`) do not."""
-    return param.endswith(("_id", "_ids", "_email")) or param in ("repo", "owner", "ticker")
+def _reusable(spec: ToolSpec, param: str) -> bool:
+    """Who or what the user acts on (a parameter that declares an entity kind: `user_id`, `repo`,
+    `organizer_email`) carries over to later steps; attributes of a new thing (`email`, `name`,
+    `phone`) do not."""
+    return param_kind(spec, param) is not None
 
 
 class Planner:
@@ -479,9 +464,10 @@ class Planner:
 
     def _remember(self, planned: Planned) -> None:
         self.by_step[planned.step] = planned
-        server = self.reg.tool(planned.tool).server
+        spec = self.reg.tool(planned.tool)
+        server = spec.server
         for param, kind, value, _ in planned.mentions:
-            if kind in ("id", "value") and _reusable(param) and (server, param) not in self.given:
+            if kind in ("id", "value") and _reusable(spec, param) and (server, param) not in self.given:
                 self.given[(server, param)] = value
 
     def _try(self, spec: ToolSpec, step: int, intent: str, attempts: int

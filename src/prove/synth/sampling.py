@@ -1,14 +1,16 @@
 """Live state sampling: probe a fresh episode with read tools for entities that really exist.
 
     sampler = LiveSampler(hub); ctx = sampler.context(["banking"], seed=7)
-    ctx.candidates("to_account_id")   # [(value, probe call index), ...] from list_accounts etc.
+    ctx.candidates("to_account_id", "account")  # [(value, probe call index), ...] from list_accounts etc.
 
 For each server of a chain, a fresh episode of the seed is opened and its read tools are called:
 first every read without required parameters (list/search tools), then each read whose required
-identifiers can be filled from those results (a second hop: transactions of an account, cards of
-an account). Every scalar in the results is indexed by the field it sits under, with the probe call
-that produced it, and the enum values of the tools' schemas are added. The probe is a pure function
-of (server, seed), so it is memoised per process; the episode is closed afterwards.
+ids can be filled from those results (a second hop: transactions of an account, cards of an
+account). Ids in the results are indexed by their declared entity kind (key ``@<kind>``, read off
+the tool's output schema, `prove.env.types`), every other scalar by the field it sits under, each
+with the probe call that produced it; the enum values of the tools' schemas are added. An id
+parameter is filled by kind only. The probe is a pure function of (server, seed), so it is memoised
+per sampler; the episode is closed afterwards.
 """
 
 from __future__ import annotations
@@ -18,11 +20,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prove.env.hub import Hub
+from prove.env.sampling import ValuePool
 from prove.env.tool import ToolSpec
-from prove.graph.features import PAGING, parameters, singular
+from prove.env.types import declared_entity, entity_values
+from prove.graph.features import PAGING, singular
 from prove.synth.records import derived_rng
 
-__all__ = ["SamplingContext", "LiveSampler", "walk_scalars", "schema_enum"]
+__all__ = ["SamplingContext", "LiveSampler", "walk_scalars", "schema_enum", "kind_key", "param_kind"]
+
+
+def kind_key(kind: str) -> str:
+    """The key ids of an entity kind are stored under in `SamplingContext.values` ('@account')."""
+    return f"@{kind}"
+
+
+def param_kind(spec: ToolSpec, param: str) -> str | None:
+    """The entity kind a parameter of `spec` declares, or None."""
+    schema = spec.input_schema
+    return declared_entity(schema.get("properties", {}).get(param, {}), schema.get("$defs"))
 
 
 def walk_scalars(node: Any, path: str = "", key: str | None = None) -> Iterator[tuple[str, Any, str]]:
@@ -74,10 +89,13 @@ class SamplingContext:
             for v in node:
                 self._index_attrs(v)
 
-    def add_result(self, call_index: int, result: Any) -> None:
+    def add_result(self, call_index: int, result: Any, schema: dict[str, Any] | None = None) -> None:
+        """Index a probe result: ids by their declared kind (from `schema`, the tool's output
+        schema), every other scalar by its field name."""
         self._index_attrs(result)
         seen = {f: {repr(v) for v, _ in vs} for f, vs in self.values.items()}
-        for name, value, _ in walk_scalars(result):
+        ids = [(kind_key(k), v) for k, v in entity_values(result, schema or {})]
+        for name, value in [*ids, *((n, v) for n, v, _ in walk_scalars(result))]:
             if name in PAGING:
                 continue
             bucket = self.values.setdefault(name, [])
@@ -86,8 +104,11 @@ class SamplingContext:
                 marks.add(repr(value))
                 bucket.append((value, call_index))
 
-    def candidates(self, param: str) -> list[tuple[Any, int]]:
-        """Values for `param`: its own field, its singular, else the longest matching suffix."""
+    def candidates(self, param: str, kind: str | None = None) -> list[tuple[Any, int]]:
+        """Values for `param`: the ids of its declared entity `kind`; for a parameter that names no
+        entity, its own field, its singular, else the longest matching suffix."""
+        if kind is not None:
+            return self.values.get(kind_key(kind), [])
         for name in (param, singular(param)):
             if name in self.values:
                 return self.values[name]
@@ -137,6 +158,11 @@ class SamplingContext:
         out = set()
         for spec in specs:
             for p in spec.params:
+                kind = param_kind(spec, p)
+                if kind is not None:
+                    if kind_key(kind) in self.values:
+                        out.add(kind_key(kind))
+                    continue
                 for name in (p, singular(p)):
                     if name in self.values:
                         out.add(name)
@@ -158,13 +184,9 @@ class SamplingContext:
             vals = self.values.get(name, [])[:cap]
             if vals:
                 src = self.calls[vals[0][1]]["name"]
-                lines.append(f"{name}: {', '.join(str(v) for v, _ in vals)} (from {src})")
+                label = f"{name[1:].replace('_', ' ')} ids" if name.startswith("@") else name
+                lines.append(f"{label}: {', '.join(str(v) for v, _ in vals)} (from {src})")
         return lines
-
-
-def _suffixes(param: str) -> list[str]:
-    parts = singular(param).split("_")
-    return ["_".join(parts[i:]) for i in range(1, len(parts))]
 
 
 class LiveSampler:
@@ -220,14 +242,14 @@ class LiveSampler:
                     if not t.required:
                         continue
                     args = {}
-                    feats = parameters(t)
                     for p in t.required:
-                        if feats[p].enum:
-                            enum = ctx.enums.get(f"{t.name}.{p}") or []
-                            if enum:
-                                args[p] = enum[0]
+                        enum = ctx.enums.get(f"{t.name}.{p}")
+                        if enum:
+                            args[p] = enum[0]
                             continue
-                        cands = [v for v, _ in ctx.candidates(p) if isinstance(v, str)]
+                        kind = param_kind(t, p)
+                        cands = [v for v, _ in ctx.candidates(p, kind)
+                                 if isinstance(v, str) or (kind is not None and isinstance(v, int))]
                         if not cands:
                             break
                         args[p] = rng.choice(cands)
@@ -239,33 +261,27 @@ class LiveSampler:
 
     def _state_fallback(self, ctx: SamplingContext, episode: str, server: str,
                         reads: Sequence[ToolSpec]) -> None:
-        """Identifiers no list/search tool returns (a vehicle app's user ids) are read off the
-        state snapshot; the pseudo-call `state_snapshot` records that source."""
-        missing = set()
-        for t in reads:
-            feats = parameters(t)
-            for p in t.required:
-                if feats[p].identifier and not ctx.candidates(p):
-                    missing.add(p)
+        """Ids of a kind that no list/search tool returns (a vehicle app's user ids) are read off
+        the state snapshot by their declared kind; the pseudo-call `state_snapshot` records that
+        source."""
+        missing = sorted({kind for t in reads for p in t.required
+                          if (kind := param_kind(t, p)) is not None and not ctx.candidates(p, kind)})
         if not missing:
             return
-        snap = SamplingContext()
-        snap.add_result(0, self.hub.state(episode, server))
-        found = {p: snap.candidates(p) for p in sorted(missing)}
-        found = {p: v for p, v in found.items() if v}
+        pool = ValuePool.of(self.hub, episode, server)
+        found = {kind: pool.candidates("", kind) for kind in missing}
+        found = {kind: vals for kind, vals in found.items() if vals}
         if not found:
             return
         ctx.calls.append({"name": "state_snapshot", "arguments": {}, "server": server})
         index = len(ctx.calls) - 1
-        for p, vals in found.items():
-            name = next(n for n in (p, singular(p), *_suffixes(p)) if n in snap.values)
-            bucket = ctx.values.setdefault(name, [])
-            have = {repr(v) for v, _ in bucket}
-            bucket.extend((v, index) for v, _ in vals[:20] if repr(v) not in have)
+        for kind, vals in found.items():
+            ctx.values[kind_key(kind)] = [(v, index) for v in vals[:20]]
 
     def _call(self, ctx: SamplingContext, episode: str, server: str, name: str,
               args: dict[str, Any]) -> None:
         logged = self.hub.call(name, args, episode_id=episode)
         if logged["ok"]:
             ctx.calls.append({"name": name, "arguments": args, "server": server})
-            ctx.add_result(len(ctx.calls) - 1, logged["result"])
+            ctx.add_result(len(ctx.calls) - 1, logged["result"],
+                           self.hub.registry.tool(name).output_schema)
