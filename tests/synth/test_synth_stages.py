@@ -29,7 +29,7 @@ import them."""
 STAGES: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundations", frozenset({"records", "evidence", "phrasing", "sampling", "intents"})),
     ("generate", frozenset({"machine", "planner", "programmatic", "openai_teacher", "perturb"})),
-    ("validate", frozenset({"validate"})),
+    ("validate", frozenset({"validate", "quality"})),
     ("export", frozenset({"export"})),
     ("drive", frozenset({"pipeline", "cli", "plots"})),
 )

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from prove.rows import RL_SCHEMA, turn_rows
+from prove.synth.quality import quality_markdown
 
 __all__ = [
     "training_rows", "write_parquet", "dataset_card", "card_markdown", "write_jsonl", "sha256_file",
@@ -126,6 +127,8 @@ def card_markdown(card: Mapping[str, Any]) -> str:
     for name, counts in card["counts"].items():
         lines += ["", f"## By {name.replace('_', ' ')}", "", "| value | examples |", "|---|---|"]
         lines += [f"| {k} | {v} |" for k, v in counts.items()]
+    if card.get("quality"):
+        lines += [""] + quality_markdown(card["quality"], card.get("quality_reference"))
     lines += ["", "## Configuration", "", "```json", json.dumps(card["config"], indent=1,
                                                                sort_keys=True), "```", ""]
     return "\n".join(lines)

@@ -37,6 +37,7 @@ from prove.synth.export import (
 )
 from prove.synth.machine import Outcome, SynthEnv, Teacher, run_conversation
 from prove.synth.perturb import ChainPool, PerturbationRates, build_script
+from prove.synth.quality import Linker, bfcl_reference, quality_report, turn_summary
 from prove.synth.records import KINDS, dumps, sha256_text
 from prove.synth.validate import MAX_ERROR_RATE, check_example
 
@@ -133,6 +134,7 @@ class Worker:
     env: SynthEnv
     chains: ChainPool
     teacher: Teacher
+    linker: Linker
 
     @classmethod
     def build(cls, cfg: SynthConfig, graph_rows: list[tuple], chains: list[dict[str, Any]]) -> Worker:
@@ -147,7 +149,7 @@ class Worker:
         graph = ToolGraph(registry, graph_rows)
         env = SynthEnv(hub, graph, LiveSampler(hub), max_retries=cfg.max_retries)
         pool = ChainPool([Chain.from_mapping(c) for c in chains], registry)
-        return cls(cfg, env, pool, _make_teacher(cfg))
+        return cls(cfg, env, pool, _make_teacher(cfg), Linker(registry))
 
     async def example(self, kind: str, index: int) -> dict[str, Any]:
         """Example `index` of `kind`: generated, validated and, when kept, exported."""
@@ -171,7 +173,8 @@ class Worker:
             return rec
         rec.update(status="kept", line=dumps(out.example), rows=training_rows(out.example),
                    fingerprint=_fingerprint(out.example), split=script.split,
-                   chain_id=script.chain.chain_id, summary=example_summary(out.example))
+                   chain_id=script.chain.chain_id,
+                   summary=example_summary(out.example) | turn_summary(out.example, self.linker))
         rec["timings"]["export"] = time.perf_counter() - t1
         return rec
 
@@ -286,6 +289,8 @@ async def asynthesize(cfg: SynthConfig, out_dir: str | Path | None = None,
             rows[r["split"]].extend(r["rows"])
     card = dataset_card(summaries, funnel, cfg.data_fields() | {"n_chains_sampled": len(chains)},
                         {k: len(v) for k, v in rows.items()})
+    card["quality"] = quality_report(summaries)
+    card["quality_reference"] = bfcl_reference()
     if out_dir is not None:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,221 @@
+"""Data-quality measures of user turns, the same for PROVE's data and BFCL's multi-turn questions.
+
+    summary = turn_summary(example, linker)            # per kept example (pipeline workers)
+    report = quality_report(summaries)                 # the dataset card's "quality" section
+    reference = bfcl_reference()                       # the same measures on BFCL v4 multi-turn
+
+Measures (each computed identically on both sides):
+- **description overlap**: share of user turns that repeat a run of five or more consecutive words
+  of the description of a tool offered with them (BFCL: the functions of the involved classes);
+- **opener concentration**: share of user turns whose first two words are one of the ten most
+  common first-two-words of the set;
+- **lexical variety**: distinct words / words and distinct word pairs / pairs over the first
+  10,000 words of the turns in a seeded order (a fixed size, because the ratios fall as text grows);
+- **entity coherence** (PROVE only; BFCL states hold no linked entity ids): share of multi-turn
+  conversations (naming two or more ids) whose ids (the ground-truth arguments that declare an
+  entity kind and exist in the seed's initial state) are linked in that state: connected when two
+  ids count as linked if one record holds both (a reservation holds its guest's id; another
+  guest's is not linked to it).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from prove.env.registry import Registry
+from prove.env.types import entity_values
+from prove.synth.intents import copied_run
+from prove.synth.sampling import param_kind
+
+__all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
+           "VARIETY_WORDS", "quality_markdown"]
+
+VARIETY_WORDS = 10_000
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+def opener(text: str) -> str:
+    """The first two words of a turn, lower-cased."""
+    return " ".join(_WORD.findall(text.lower())[:2])
+
+
+def lexical_variety(texts: Sequence[str], words: int = VARIETY_WORDS, seed: int = 0) -> dict[str, float]:
+    """Distinct-1 and distinct-2 over the first `words` words of `texts` in a seeded order."""
+    order = list(texts)
+    random.Random(seed).shuffle(order)
+    taken: list[list[str]] = []
+    n = 0
+    for text in order:
+        toks = _WORD.findall(text.lower())
+        taken.append(toks[: max(0, words - n)])
+        n += len(taken[-1])
+        if n >= words:
+            break
+    flat = [w for toks in taken for w in toks]
+    pairs = [p for toks in taken for p in zip(toks, toks[1:], strict=False)]
+    return {"words": len(flat),
+            "distinct_1": round(len(set(flat)) / max(1, len(flat)), 4),
+            "distinct_2": round(len(set(pairs)) / max(1, len(pairs)), 4)}
+
+
+class Linker:
+    """Which ids of a seed's initial state are linked, per (server, seed): two ids are linked when
+    one record holds both (a reservation holds its guest's and its hotel's ids)."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self._records: dict[tuple[str, int], dict[str, frozenset[int]]] = {}
+
+    def records(self, server: str, seed: int) -> dict[str, frozenset[int]]:
+        """'kind:id' -> the records (numbered) of the seed's initial state that hold it."""
+        key = (server, seed)
+        if key not in self._records:
+            spec = self.registry.server(server)
+            schema = spec.state_model.model_json_schema()
+            holders: dict[str, set[int]] = {}
+            n = 0
+            for name, table in spec.initial_state(seed).model_dump(mode="json").items():
+                sub = schema.get("properties", {}).get(name, {})
+                if not isinstance(table, dict):
+                    continue
+                for record in table.values():
+                    n += 1
+                    for kind, value in entity_values(record, sub.get("additionalProperties", {}),
+                                                     schema.get("$defs", {})):
+                        holders.setdefault(f"{kind}:{value}", set()).add(n)
+            self._records[key] = {k: frozenset(v) for k, v in holders.items()}
+        return self._records[key]
+
+    def coherent(self, example: Mapping[str, Any]) -> bool | None:
+        """True when, per server, the conversation's ids that exist in the initial state form one
+        connected group under "one record holds both"; None when it names fewer than two."""
+        verdicts = []
+        for server in example["servers"]:
+            held = self.records(server, int(example["seed"]))
+            ids: set[str] = set()
+            for turn in example["turns"]:
+                for call in turn["calls"]:
+                    try:
+                        spec = self.registry.tool(call["name"])
+                    except KeyError:
+                        continue
+                    if spec.server != server:
+                        continue
+                    for param, value in (call.get("arguments") or {}).items():
+                        kind = param_kind(spec, param)
+                        for v in value if isinstance(value, list) else [value]:
+                            if kind and f"{kind}:{v}" in held:
+                                ids.add(f"{kind}:{v}")
+            if len(ids) >= 2:
+                order = sorted(ids)
+                reached, frontier = {order[0]}, [order[0]]
+                while frontier:
+                    a = frontier.pop()
+                    for b in order:
+                        if b not in reached and held[a] & held[b]:
+                            reached.add(b)
+                            frontier.append(b)
+                verdicts.append(len(reached) == len(ids))
+        return all(verdicts) if verdicts else None
+
+
+def _user_texts(example: Mapping[str, Any]) -> list[str]:
+    return [str(m.get("content") or "") for m in example["messages"] if m.get("role") == "user"]
+
+
+def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> dict[str, Any]:
+    """What the quality report needs of one example: its user turns, which of them copy an
+    offered tool's description, and (multi-turn only) whether its entities are linked."""
+    descriptions = [str(t.get("function", t).get("description", "")) for t in example.get("tools", ())]
+    texts = _user_texts(example)
+    copied = [any(copied_run(t, d) for d in descriptions) for t in texts]
+    coherent = linker.coherent(example) if linker is not None and example["kind"] == "multi_turn" else None
+    return {"user_texts": texts, "copied": copied, "coherent": coherent}
+
+
+def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The measures over many `turn_summary` dicts (or BFCL's, which have no `coherent`)."""
+    texts: list[str] = []
+    copied = 0
+    linked = judged = 0
+    for s in summaries:
+        texts.extend(s["user_texts"])
+        copied += sum(bool(c) for c in s["copied"])
+        if s.get("coherent") is not None:
+            judged += 1
+            linked += bool(s["coherent"])
+    openers = Counter(opener(t) for t in texts)
+    top = openers.most_common(10)
+    return {
+        "user_turns": len(texts),
+        "description_overlap": round(copied / max(1, len(texts)), 4),
+        "top10_opener_share": round(sum(n for _, n in top) / max(1, len(texts)), 4),
+        "top_openers": [[o, n] for o, n in top[:5]],
+        "lexical_variety": lexical_variety(texts),
+        "entity_coherence": round(linked / judged, 4) if judged else None,
+        "coherence_judged": judged,
+    }
+
+
+def bfcl_reference(data_dir: str | Path | None = None) -> dict[str, Any] | None:
+    """The same measures on BFCL v4's multi-turn questions (base, miss_func, miss_param,
+    long_context), from the installed `bfcl-eval` wheel; None when it is not installed."""
+    if data_dir is None:
+        try:
+            import bfcl_eval
+        except ImportError:
+            return None
+        data_dir = Path(bfcl_eval.__file__).parent / "data"
+    data_dir = Path(data_dir)
+    docs: dict[str, list[str]] = {}
+    for path in sorted((data_dir / "multi_turn_func_doc").glob("*.json")):
+        docs[path.stem] = [json.loads(line).get("description", "")
+                           for line in path.read_text().splitlines() if line.strip()]
+    by_class = {"GorillaFileSystem": "gorilla_file_system", "MathAPI": "math_api",
+                "MessageAPI": "message_api", "TwitterAPI": "posting_api", "TicketAPI": "ticket_api",
+                "TradingBot": "trading_bot", "TravelAPI": "travel_booking",
+                "VehicleControlAPI": "vehicle_control"}
+    summaries = []
+    files = sorted(data_dir.glob("BFCL_v4_multi_turn_*.json"))
+    for path in files:
+        for line in path.read_text().splitlines():
+            if not line.strip():
+                continue
+            entry = json.loads(line)
+            offered = [d for c in entry.get("involved_classes", ()) for d in docs.get(by_class.get(c, ""), ())]
+            texts = [str(m.get("content") or "") for turn in entry["question"] for m in turn
+                     if m.get("role") == "user"]
+            summaries.append({"user_texts": texts,
+                              "copied": [any(copied_run(t, d) for d in offered) for t in texts]})
+    report = quality_report(summaries)
+    report["source"] = ", ".join(p.name for p in files)
+    return report
+
+
+def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) -> list[str]:
+    """The card's side-by-side table."""
+    def cell(report: Mapping[str, Any] | None, key: str) -> str:
+        if report is None:
+            return "n/a"
+        value: Any = report.get(key)
+        if key == "lexical_variety":
+            return f"{value['distinct_1']:.3f} / {value['distinct_2']:.3f} ({value['words']:,} words)"
+        return "n/a" if value is None else (f"{value:.1%}" if isinstance(value, float) else str(value))
+
+    rows = [("user turns", "user_turns"),
+            ("turns repeating 5+ words of an offered tool's description", "description_overlap"),
+            ("turns opening with one of the 10 commonest first-two-words", "top10_opener_share"),
+            (f"distinct words / word pairs (first {VARIETY_WORDS:,} words)", "lexical_variety"),
+            ("multi-turn conversations whose ids are linked in the state", "entity_coherence")]
+    lines = ["## Data quality (prove.synth.quality)", "",
+             "| measure | this data | BFCL v4 multi-turn |", "|---|---|---|"]
+    lines += [f"| {label} | {cell(ours, key)} | {cell(bfcl, key)} |" for label, key in rows]
+    if ours.get("top_openers"):
+        lines += ["", "Commonest openers here: " + ", ".join(f"'{o}' ({n})" for o, n in ours["top_openers"])]
+    return lines + [""]

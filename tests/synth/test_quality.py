@@ -1,0 +1,82 @@
+"""The data-quality measures (prove.synth.quality) count what they say, on PROVE data and BFCL's.
+
+    .venv/bin/python -m pytest tests/synth/test_quality.py -q
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prove.env import Hub, load_registry
+from prove.synth.quality import (
+    Linker,
+    bfcl_reference,
+    lexical_variety,
+    opener,
+    quality_report,
+    turn_summary,
+)
+
+REG = load_registry()
+
+
+def _example(calls: list[dict], seed: int = 5, servers: tuple[str, ...] = ("hotels",)) -> dict:
+    return {"kind": "multi_turn", "seed": seed, "servers": list(servers), "tools": [],
+            "messages": [{"role": "user", "content": "x"}], "turns": [{"calls": calls, "depends_on": []}]}
+
+
+def test_ids_are_coherent_only_when_one_record_links_them() -> None:
+    hub = Hub(REG.subset(["hotels"]))
+    hub.open("q", 5)
+    state = hub.state("q", "hotels")
+    res = next(iter(state["reservations"].values()))
+    stranger = next(g for g in state["guests"] if g != res["guest_id"])
+    linker = Linker(REG)
+    own = [{"name": "get_hotel_guest", "arguments": {"guest_id": res["guest_id"]}},
+           {"name": "get_hotel_reservation", "arguments": {"reservation_id": res["reservation_id"]}}]
+    assert linker.coherent(_example(own)) is True
+    other = [own[0] | {"arguments": {"guest_id": stranger}}, own[1]]
+    assert linker.coherent(_example(other)) is False
+    assert linker.coherent(_example(own[:1])) is None  # one id says nothing
+
+
+def test_copied_description_turns_and_openers_are_counted() -> None:
+    example = {"kind": "abstention", "messages": [
+        {"role": "user", "content": "Great. Next, get the current and available balance of an account please"},
+        {"role": "user", "content": "Great. Next, what do I have left on ACC-0003?"}],
+        "tools": [{"type": "function", "function": {"name": "get_balance", "description":
+                   "Get the current and available balance of an account and its transfer limit left today."}}]}
+    summary = turn_summary(example)
+    assert summary["copied"] == [True, False] and summary["coherent"] is None
+    report = quality_report([summary])
+    assert report["description_overlap"] == 0.5 and report["top10_opener_share"] == 1.0
+    assert report["top_openers"][0] == ["great next", 2] and opener("Hi, there you") == "hi there"
+
+
+def test_lexical_variety_reads_a_fixed_number_of_words_in_a_seeded_order() -> None:
+    texts = [f"alpha beta {i}" for i in range(100)]
+    a, b = lexical_variety(texts, words=30, seed=1), lexical_variety(texts, words=30, seed=1)
+    assert a == b and a["words"] == 30
+    assert lexical_variety(["a a a a"], words=4)["distinct_1"] == 0.25
+    assert lexical_variety(["a b a b"], words=4)["distinct_2"] == round(2 / 3, 4)
+
+
+def test_bfcl_reference_reads_the_installed_questions(tmp_path: Path) -> None:
+    ref = bfcl_reference()
+    assert ref is not None and ref["user_turns"] > 1000 and ref["entity_coherence"] is None
+    (tmp_path / "multi_turn_func_doc").mkdir()
+    (tmp_path / "multi_turn_func_doc" / "math_api.json").write_text(
+        json.dumps({"name": "add", "description": "Add two numbers together and return the sum."}) + "\n")
+    (tmp_path / "BFCL_v4_multi_turn_base.json").write_text(json.dumps(
+        {"involved_classes": ["MathAPI"], "question": [[{"role": "user", "content":
+         "please add two numbers together and return the sum"}], [{"role": "user", "content": "thanks"}]]}) + "\n")
+    tiny = bfcl_reference(tmp_path)
+    assert tiny is not None and tiny["user_turns"] == 2 and tiny["description_overlap"] == 0.5
+
+
+def test_the_dataset_card_reports_quality_beside_bfcl(small_run) -> None:
+    result, out = small_run
+    card = json.loads((out / "card.json").read_text())
+    assert card["quality"]["user_turns"] > 0 and card["quality_reference"]["user_turns"] > 1000
+    assert "BFCL v4 multi-turn" in (out / "card.md").read_text()
