@@ -230,8 +230,8 @@ def parameters(spec: ToolSpec) -> dict[str, Param]:
         kind, resolved = _json_type(sub, defs)
         desc = str(sub.get("description") or resolved.get("description") or "")
         enum = "enum" in resolved or "enum" in _resolve(resolved.get("items", {}), defs)
-        entity = None if name in PAGING else declared_entity(sub, defs)
-        out[name] = Param(name, kind, name in spec.required, name in spec.sensitive, desc, enum, entity)
+        out[name] = Param(name, kind, name in spec.required, name in spec.sensitive, desc, enum,
+                          declared_entity(sub, defs))
     return out
 
 
