@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from prove.env.tool import ToolSpec
-from prove.env.types import ENTITY, declared_entity, entity_values
+from prove.env.types import ENTITY, declared_entity, entity_values, state_schema
 
 __all__ = ["ValuePool", "random_arguments", "random_calls"]
 
@@ -46,7 +46,7 @@ class ValuePool:
     def of(cls, hub: Any, episode_id: str, server: str) -> ValuePool:
         """The pool of one server's state in an open episode of `hub`."""
         model = hub.registry.server(server).state_model
-        return cls(hub.state(episode_id, server), model.model_json_schema())
+        return cls(hub.state(episode_id, server), state_schema(model))
 
     def _walk(self, node: Any, key: str | None) -> None:
         if isinstance(node, dict):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from datetime import date, datetime
+from functools import cache
 from typing import Annotated, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -26,7 +27,7 @@ from pydantic import BaseModel, Field
 __all__ = [
     "ENTITY", "entity_id", "entity_ids", "day", "moment", "parse_day", "parse_moment",
     "Page", "Offset", "Limit", "MAX_PAGE", "DEFAULT_LIMIT", "declared_entity", "declared_format",
-    "entity_values",
+    "entity_values", "state_schema",
     "model_facing",
 ]
 
@@ -153,6 +154,12 @@ def entity_values(node: Any, schema: Mapping[str, Any],
         kind = declared_entity(schema, defs)
         if kind is not None:
             yield kind, node
+
+
+@cache
+def state_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """A state model's JSON schema (memoised: pydantic builds it afresh on every call)."""
+    return model.model_json_schema()
 
 
 def declared_format(schema: Mapping[str, Any]) -> str | None:

@@ -33,7 +33,8 @@ from prove.env.registry import Registry, ServerSpec
 from prove.profiles import repo_root
 
 __all__ = ["Intents", "ToolIntents", "load_intents", "check_intents", "INTENTS_DIR", "copied_run",
-           "placeholders", "MIN_REQUESTS", "MIN_OFF_TOOL", "MIN_TEXTS", "COPY_RUN"]
+           "placeholders", "MIN_REQUESTS", "MIN_OFF_TOOL", "MIN_TEXTS", "COPY_RUN", "intents_of",
+           "tool_intents", "word_runs"]
 
 INTENTS_DIR = repo_root() / "data" / "intents"
 MIN_REQUESTS = 4
@@ -77,10 +78,17 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(_PLACEHOLDER.sub(" ", text.lower()))
 
 
-def copied_run(text: str, source: str, n: int = COPY_RUN) -> str | None:
-    """The first run of `n` consecutive words of `text` that also occurs in `source`, or None."""
+@cache
+def word_runs(source: str, n: int = COPY_RUN) -> frozenset[tuple[str, ...]]:
+    """Every run of `n` consecutive words of `source` (memoised: descriptions repeat)."""
     have = _words(source)
-    grams = {tuple(have[i:i + n]) for i in range(len(have) - n + 1)}
+    return frozenset(tuple(have[i:i + n]) for i in range(len(have) - n + 1))
+
+
+def copied_run(text: str, source: str | frozenset[tuple[str, ...]], n: int = COPY_RUN) -> str | None:
+    """The first run of `n` consecutive words of `text` that also occurs in `source` (a text, or
+    the `word_runs` of one or more texts), or None."""
+    grams = word_runs(source, n) if isinstance(source, str) else source
     words = _words(text)
     for i in range(len(words) - n + 1):
         if tuple(words[i:i + n]) in grams:
@@ -117,6 +125,21 @@ def load_intents(server: str, directory: str | None = None) -> Intents:
                   for p, v in (entry.get("text") or {}).items()},
         )
     return Intents(server, tools, _strings(data.get("off_tool"), f"{path}: off_tool"), path)
+
+
+def intents_of(server: str) -> Intents | None:
+    """The server's intents, or None when it has no file yet (synthesis then uses the tool's own
+    phrasings)."""
+    try:
+        return load_intents(server)
+    except FileNotFoundError:
+        return None
+
+
+def tool_intents(server: str, tool: str) -> ToolIntents | None:
+    """One tool's intents, or None."""
+    found = intents_of(server)
+    return found.tools.get(tool) if found is not None else None
 
 
 def _free_text(schema: Mapping[str, Any]) -> bool:

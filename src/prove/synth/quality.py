@@ -25,12 +25,13 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from prove.env.registry import Registry
-from prove.env.types import entity_values
-from prove.synth.intents import copied_run
+from prove.env.types import entity_values, state_schema
+from prove.synth.intents import copied_run, word_runs
 from prove.synth.sampling import param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
@@ -77,7 +78,7 @@ class Linker:
         key = (server, seed)
         if key not in self._records:
             spec = self.registry.server(server)
-            schema = spec.state_model.model_json_schema()
+            schema = state_schema(spec.state_model)
             holders: dict[str, set[int]] = {}
             n = 0
             for name, table in spec.initial_state(seed).model_dump(mode="json").items():
@@ -125,6 +126,10 @@ class Linker:
         return all(verdicts) if verdicts else None
 
 
+def _runs(descriptions: Iterable[str]) -> frozenset[tuple[str, ...]]:
+    return frozenset().union(*(word_runs(d) for d in descriptions))
+
+
 def _user_texts(example: Mapping[str, Any]) -> list[str]:
     return [str(m.get("content") or "") for m in example["messages"] if m.get("role") == "user"]
 
@@ -132,9 +137,9 @@ def _user_texts(example: Mapping[str, Any]) -> list[str]:
 def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> dict[str, Any]:
     """What the quality report needs of one example: its user turns, which of them copy an
     offered tool's description, and (multi-turn only) whether its entities are linked."""
-    descriptions = [str(t.get("function", t).get("description", "")) for t in example.get("tools", ())]
+    runs = _runs(str(t.get("function", t).get("description", "")) for t in example.get("tools", ()))
     texts = _user_texts(example)
-    copied = [any(copied_run(t, d) for d in descriptions) for t in texts]
+    copied = [copied_run(t, runs) is not None for t in texts]
     coherent = linker.coherent(example) if linker is not None and example["kind"] == "multi_turn" else None
     return {"user_texts": texts, "copied": copied, "coherent": coherent}
 
@@ -166,6 +171,12 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 def bfcl_reference(data_dir: str | Path | None = None) -> dict[str, Any] | None:
     """The same measures on BFCL v4's multi-turn questions (base, miss_func, miss_param,
     long_context), from the installed `bfcl-eval` wheel; None when it is not installed."""
+    found = _bfcl_reference(str(data_dir) if data_dir is not None else None)
+    return json.loads(json.dumps(found)) if found is not None else None
+
+
+@cache
+def _bfcl_reference(data_dir: str | None) -> dict[str, Any] | None:
     if data_dir is None:
         try:
             import bfcl_eval
@@ -191,8 +202,9 @@ def bfcl_reference(data_dir: str | Path | None = None) -> dict[str, Any] | None:
             offered = [d for c in entry.get("involved_classes", ()) for d in docs.get(by_class.get(c, ""), ())]
             texts = [str(m.get("content") or "") for turn in entry["question"] for m in turn
                      if m.get("role") == "user"]
+            runs = _runs(offered)
             summaries.append({"user_texts": texts,
-                              "copied": [any(copied_run(t, d) for d in offered) for t in texts]})
+                              "copied": [copied_run(t, runs) is not None for t in texts]})
     report = quality_report(summaries)
     report["source"] = ", ".join(p.name for p in files)
     return report
