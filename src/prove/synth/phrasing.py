@@ -23,7 +23,7 @@ from prove.graph.features import tokens
 __all__ = [
     "humanize", "entity_of", "tool_phrases", "render_value", "mention", "step_text", "render_turn",
     "summary_reply", "clarify_question", "supply_text", "abstain_reply", "domain_of",
-    "GENERIC_OFF_TOPIC", "system_prompt", "enum_words",
+    "GENERIC_OFF_TOPIC", "system_prompt", "enum_words", "fill_request", "join_requests",
 ]
 
 _PREPOSITIONS = {"from", "to", "in", "on", "at", "by", "for", "with", "into", "since", "until"}
@@ -314,3 +314,93 @@ def abstain_reply(servers: Sequence[ServerSpec], rng: random.Random) -> str:
         f"Unfortunately none of my tools can do that; they are for the {domains}.",
         f"I can't do that with the tools I have (the {domains}), so I won't call any of them.",
     ))
+
+
+_BOOL_SWITCH = {"on", "enabled", "enable", "active", "power", "muted", "locked"}
+
+
+def _short_mention(param: str, value: Any, kind: str, entity: str | None, rng: random.Random,
+                   **info: Any) -> str:
+    """How a value reads inside a written request (the request supplies the surrounding words)."""
+    noun = entity.replace("_", " ") if entity else entity_of(param)
+    if kind == "result-item":
+        field, descr = info["descr_field"], info["descr"]
+        how = "named" if field in ("name", "full_name", "display_name", "username", "handle") else (
+            "titled" if field in ("title", "subject", "headline") else f"whose {humanize(field)} is")
+        return rng.choice((f"the {noun} {how} '{descr}'", f"the one {how} '{descr}'",
+                           f"the {noun} {how} '{descr}' from that list"))
+    if kind == "result-ordinal":
+        return rng.choice((f"the first {noun} in that list", f"the top {noun} there",
+                           "the first one it shows"))
+    if kind == "result-single":
+        return rng.choice((f"that {noun}", f"the same {noun}", f"the {noun} from before",
+                           f"the {noun} you just found"))
+    if kind == "enum":
+        return str(info.get("words") or value)
+    if kind == "bool":
+        if param in _BOOL_SWITCH:
+            return "on" if value else "off"
+        return "yes" if value else "no"
+    text = render_value(value)
+    if kind == "id":
+        return f"{noun} {text}" if entity and rng.random() < 0.35 else text
+    if kind == "text":
+        return f'"{text}"'
+    return text
+
+
+def _vague(param: str, entity: str | None, number: bool) -> str:
+    """A withheld value, mentioned without giving it (the assistant will ask)."""
+    if entity:
+        return f"my {entity.replace('_', ' ')}"
+    return "some" if number else f"a {humanize(param)}"
+
+
+def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str, Any]]],
+                 entities: dict[str, str | None], rng: random.Random, withheld: str | None = None,
+                 numbers: frozenset[str] = frozenset()) -> str:
+    """A written request (data/intents) with each ``{param}`` replaced by its mention; mentions the
+    request has no place for are added at the end, so every value the call needs is written."""
+    by_param = {m[0]: m for m in mentions}
+    placed: set[str] = set()
+
+    def sub(match: re.Match[str]) -> str:
+        param = match.group(1)
+        if param == withheld:
+            return _vague(param, entities.get(param), param in numbers)
+        got = by_param.get(param)
+        if got is None:
+            entity = entities.get(param)
+            return f"the same {entity.replace('_', ' ')}" if entity else "the same"
+        placed.add(param)
+        _, kind, value, info = got
+        return _short_mention(param, value, kind, entities.get(param), rng, **info)
+
+    text = re.sub(r"\{([a-z_][a-z0-9_]*)\}", sub, template)
+    rest = [mention(m[0], m[2], m[1], rng, **m[3]) for m in mentions
+            if m[0] not in placed and m[0] != withheld]
+    if rest:
+        text = text.rstrip() + " " + rng.choice(("Use ", "That's with ", "Go with ")) + _join(rest) + "."
+    return text[:1].upper() + text[1:]
+
+
+_ACKS = ("Thanks.", "OK.", "Got it.", "Perfect.", "Nice.", "Right.", "Good.", "Cool.", "Alright.",
+         "Thank you.", "Great, thanks.", "Hm, OK.", "Understood.", "Lovely.")
+_THEN = ("Then ", "After that, ", "Also, ", "And ", "Next, ", "Once that's done, ", "Then also: ",
+         "Oh, and ", "Plus, ", "When you're done, ")
+
+
+def join_requests(requests: Sequence[str], rng: random.Random, follow_up: bool) -> str:
+    """One user turn from several written requests: joined with varied connectives, and on a
+    follow-up turn sometimes a short acknowledgement first."""
+    out = []
+    for i, req in enumerate(requests):
+        if i and rng.random() < 0.7:
+            lead = rng.choice(_THEN)
+            req = lead + req[:1].lower() + req[1:] if not req[:2].isupper() and not req.startswith("I ") \
+                else lead + req
+        out.append(req)
+    text = " ".join(out)
+    if follow_up and rng.random() < 0.3:
+        text = rng.choice(_ACKS) + " " + text
+    return text

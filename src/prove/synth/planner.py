@@ -27,6 +27,7 @@ from prove.env.types import declared_format
 from prove.graph.chains import Edge
 from prove.graph.features import PAGING, Param, parameters, singular
 from prove.synth import phrasing as P
+from prove.synth.intents import placeholders, tool_intents
 from prove.synth.machine import Conversation, Infeasible, State, TurnSpec
 from prove.synth.records import derived_rng
 from prove.synth.sampling import SamplingContext, param_kind, schema_enum
@@ -65,6 +66,7 @@ class Planned:
     result: Any = None
     intent: str = ""  # the chain's tool (differs from `tool` after an alternative switch)
     failed_first: dict[str, Any] | None = None
+    template: str | None = None  # the user's request (data/intents), when the server has intents
 
 def _base(schema: dict[str, Any]) -> dict[str, Any]:
     options = [s for s in schema.get("anyOf", ()) if s.get("type") != "null"]
@@ -217,6 +219,10 @@ def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args:
     if cands and not any(t in param for t in _TEXTY):
         value = rng.choice(cands[:40])
         return ([value] if is_array else value), "value", None
+    written = tool_intents(spec.server, spec.name)
+    if written is not None and written.text.get(param):
+        value = rng.choice(written.text[param])
+        return ([value] if is_array else value), "text", None
     if example and rng.random() < 0.5:
         value = example.group(1)
     elif "reason" in param:
@@ -559,6 +565,8 @@ class Planner:
         mentions: list[tuple[str, str, Any, dict[str, Any]]] = []
         words: dict[str, str] = {}
         old = {m[0]: m for m in prev.mentions} if prev is not None else {}
+        template = prev.template if prev is not None else self._template(spec, feeds)
+        asked = set(placeholders(template)) if template is not None else set()
         for param in spec.params:
             if param in PAGING:
                 continue
@@ -580,7 +588,8 @@ class Planner:
                     args[param] = got[0]
                     mentions.append((param, got[1], got[0], got[2]))
                     continue
-            if not required and param not in forced and not self._optional(spec, param):
+            if not required and param not in forced and (
+                    param not in asked if template is not None else not self._optional(spec, param)):
                 continue
             if param in pinned:
                 value = rng.choice(pinned[param])
@@ -611,7 +620,18 @@ class Planner:
             mentions.append((param, kind, value, info))
             if w:
                 words[param] = w
-        return Planned(step, spec.name, args, mentions, words, intent=intent)
+        return Planned(step, spec.name, args, mentions, words, intent=intent, template=template)
+
+    def _template(self, spec: ToolSpec, feeds: dict[str, Edge]) -> str | None:
+        """The user's request for this call, drawn from the tool's intents: one that mentions every
+        optional parameter an earlier result feeds and no paging parameter (None: no intents)."""
+        written = tool_intents(spec.server, spec.name)
+        if written is None:
+            return None
+        fed = set(feeds) - set(spec.required)
+        fits = [a for a in written.ask
+                if fed <= set(placeholders(a)) and not set(placeholders(a)) & PAGING]
+        return self.rng.choice(fits) if fits else None
 
     def _optional(self, spec: ToolSpec, param: str) -> bool:
         feat = self.params(spec)[param]

@@ -20,8 +20,10 @@ import re
 from typing import Any
 
 from prove.synth import phrasing as P
+from prove.synth.intents import tool_intents
 from prove.synth.machine import Action, Conversation, TeacherError
 from prove.synth.planner import Planned, Planner, ToolParams, user_value
+from prove.synth.sampling import param_kind
 
 __all__ = ["ProgrammaticTeacher", "Planned", "repair_call"]
 
@@ -99,24 +101,33 @@ class ProgrammaticTeacher:
         follow_up = any(t.kind == "act" for t in convo.script.turns[:k])
         said: set[str] = convo.scratch.setdefault("said", set())
         now: set[str] = set()
-        parts = []
+        parts, written = [], True
         for n, p in enumerate(plans):
-            phrase = rng.choice(P.tool_phrases(convo.env.registry.tool(p.tool)))
-            mentions = []
+            tool = convo.env.registry.tool(p.tool)
+            hidden = withheld["param"] if spec.kind == "clarify" and withheld and n == 0 else None
+            kept = []
             for param, kind, value, info in p.mentions:
                 if spec.kind == "clarify" and withheld and (
-                        (n == 0 and param == withheld["param"])
-                        or repr(value) == repr(withheld["value"])):
+                        param == hidden or repr(value) == repr(withheld["value"])):
                     continue
                 key = f"{param}={value!r}"
                 if info.get("repeat") and (key in now or key in said and rng.random() < 0.5):
                     continue
                 now.add(key)
-                info = {k: v for k, v in info.items() if k != "repeat"}
-                mentions.append(P.mention(param, value, kind, rng, **info))
-            parts.append(P.step_text(phrase, mentions, rng))
+                kept.append((param, kind, value, {k: v for k, v in info.items() if k != "repeat"}))
+            if p.template is not None:
+                entities = {q: param_kind(tool, q) for q in tool.params}
+                numbers = frozenset(q for q, sch in tool.input_schema.get("properties", {}).items()
+                                    if sch.get("type") in ("integer", "number"))
+                parts.append(P.fill_request(p.template, kept, entities, rng, hidden, numbers))
+            else:
+                written = False
+                phrase = rng.choice(P.tool_phrases(tool))
+                parts.append(P.step_text(phrase, [P.mention(q, v, k, rng, **i) for q, k, v, i in kept], rng))
         if not (spec.kind == "clarify"):
             said |= now
+        if written:
+            return P.join_requests(parts, rng, follow_up)
         return P.render_turn(parts, rng, follow_up)
 
     def _off_topic(self, convo: Conversation, k: int) -> str:
@@ -141,7 +152,12 @@ class ProgrammaticTeacher:
         spec = convo.script.turns[k]
         rng = convo.rng
         if spec.kind == "clarify":
-            return Action(text=P.clarify_question(convo.scratch["withheld"]["param"], rng), note="ask")
+            withheld = convo.scratch["withheld"]
+            written = tool_intents(convo.env.registry.tool(withheld["tool"]).server, withheld["tool"])
+            asks = written.clarify.get(withheld["param"]) if written is not None else None
+            if asks:
+                return Action(text=rng.choice(asks), note="ask")
+            return Action(text=P.clarify_question(withheld["param"], rng), note="ask")
         if spec.kind == "abstain":
             servers = [convo.env.registry.server(s) for s in convo.script.servers]
             return Action(text=P.abstain_reply(servers, rng), note="abstain")
