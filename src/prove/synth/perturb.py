@@ -7,7 +7,7 @@ irrelevant queries (abstention), withheld required information (clarification).
 Every decision is drawn from the example's own `random.Random` and recorded on the example's
 `perturbations` list, e.g. `{"type": "distractor_tools", "tools": [...]}`,
 `{"type": "enum_removed", "tool": ..., "param": ..., "values": [...]}`,
-`{"type": "irrelevant_query", "source": "generic"|"tool", ...}`,
+`{"type": "irrelevant_query", "source": "app"|"generic"|"tool", ...}`,
 `{"type": "withheld_information", "tool", "param", "value", "turn", "supplied_in_turn"}`.
 """
 
@@ -23,6 +23,7 @@ from prove.env.registry import Registry
 from prove.graph.chains import Chain
 from prove.graph.features import tokens
 from prove.synth import phrasing as P
+from prove.synth.intents import intents_of
 from prove.synth.machine import Script, TurnSpec
 from prove.synth.records import chain_split, example_id, example_rng
 from prove.synth.sampling import schema_enum
@@ -195,8 +196,17 @@ def _distractors(chain: Chain, pool: ChainPool, rng: random.Random, rates: Pertu
 
 
 def _off_topic(chain: Chain, registry: Registry, rng: random.Random) -> dict[str, Any]:
+    """What the user asks that no offered tool serves: half the time something a user of the
+    conversation's own app would ask (data/intents `off_tool`), else a generic question or a
+    request for another family's tool."""
     families = {registry.server(s).family for s in chain.servers}
-    if rng.random() < 0.5:
+    draw = rng.random()
+    if draw < 0.5:
+        asks = [(s, a) for s in sorted(set(chain.servers)) if (i := intents_of(s)) for a in i.off_tool]
+        if asks:
+            server, text = asks[rng.randrange(len(asks))]
+            return {"source": "app", "server": server, "text": text}
+    if draw < 0.75:
         return {"source": "generic", "text": rng.choice(P.GENERIC_OFF_TOPIC)}
     servers = sorted(s for s, spec in registry.servers.items() if spec.family not in families)
     if not servers:

@@ -162,6 +162,7 @@ def _number(param: str, schema: dict[str, Any], rng: Any, integer: bool) -> floa
 def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args: dict[str, Any],
                past: bool = False, wanted: set[str] | None = None,
                params: Callable[[ToolSpec], dict[str, Param]] = parameters,
+               linked: set[str] | None = None,
                ) -> tuple[Any, str, str | None] | None:
     """(value, mention kind, enum words) for a parameter the user supplies, or None. `params`
     reads a tool's parameters (pass a `ToolParams` to read each tool once)."""
@@ -195,6 +196,8 @@ def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args:
              if isinstance(v, str) and v]
     example = _EXAMPLE.search(desc)
     if entity is not None or feat.sensitive:
+        if linked and entity is not None:  # the conversation's world: ids seen with its others
+            cands = [v for v in cands if ctx.attrs.get(v, frozenset()) & linked] or cands
         if wanted:
             cands = [v for v in cands if ctx.attrs.get(v, frozenset()) & wanted] or cands
         if is_array and cands:
@@ -607,7 +610,8 @@ class Planner:
             got = None
             for _ in range(4):
                 got = user_value(spec, param, ctx, rng, args, past=self.past,
-                                 wanted=self.wanted, params=self.params)
+                                 wanted=self.wanted, params=self.params,
+                                 linked=self._linked(args))
                 if got is None or repr(got[0]) not in self.tried.get(param, ()):
                     break
             if got is None:
@@ -621,6 +625,12 @@ class Planner:
             if w:
                 words[param] = w
         return Planned(step, spec.name, args, mentions, words, intent=intent, template=template)
+
+    def _linked(self, args: dict[str, Any]) -> set[str]:
+        """The ids and values the conversation has used so far (earlier calls and this one's
+        arguments): a new id is drawn, where it can be, from objects that hold one of them."""
+        used = [*(p.arguments for p in self.by_step.values()), args]
+        return {v for a in used for v in a.values() if isinstance(v, str)}
 
     def _template(self, spec: ToolSpec, feeds: dict[str, Edge]) -> str | None:
         """The user's request for this call, drawn from the tool's intents: one that mentions every

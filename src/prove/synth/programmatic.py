@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from prove.synth import phrasing as P
-from prove.synth.intents import tool_intents
+from prove.synth.intents import placeholders, tool_intents
 from prove.synth.machine import Action, Conversation, TeacherError
 from prove.synth.planner import Planned, Planner, ToolParams, user_value
 from prove.synth.sampling import param_kind
@@ -137,8 +137,21 @@ class ProgrammaticTeacher:
         spec = convo.env.registry.tool(topic["tool"])
         ctx = convo.env.sampler.probe(spec.server, convo.script.seed)
         rng = convo.rng
+        written = tool_intents(spec.server, spec.name)
+        if written is not None:
+            template = rng.choice(written.ask)
+            kept, args = [], {}
+            for param in placeholders(template):
+                got = user_value(spec, param, ctx, rng, args, params=self.params)
+                if got is None:
+                    break
+                args[param] = got[0]
+                kept.append((param, got[1], got[0], {"words": got[2]} if got[2] else {}))
+            else:
+                entities = {q: param_kind(spec, q) for q in spec.params}
+                return P.fill_request(template, kept, entities, rng)
         mentions = []
-        args: dict[str, Any] = {}
+        args = {}
         for param in spec.required:
             got = user_value(spec, param, ctx, rng, args, params=self.params)
             if got is not None:
