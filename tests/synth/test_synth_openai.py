@@ -17,6 +17,7 @@ from prove.env.hub import Hub
 from prove.env.registry import load_registry
 from prove.graph.chains import Chain, ToolGraph
 from prove.llm import llm_extra_available
+from prove.synth.intents import load_intents
 from prove.synth.machine import TRANSITIONS, Script, State, SynthEnv, TurnSpec, run_conversation
 from prove.synth.openai_teacher import OpenAITeacher
 from prove.synth.perturb import offered_tools
@@ -144,3 +145,15 @@ def test_openai_teacher_end_to_end_with_a_local_model(env: SynthEnv) -> None:
     if out.example is not None:
         assert out.example["teacher"] == teacher.describe()
         json.dumps(out.example)
+
+
+def test_the_teacher_is_shown_how_users_ask_not_the_tool_descriptions(env: SynthEnv) -> None:
+    client = FakeClient([_message("What do I have across my accounts?")])
+    teacher = OpenAITeacher("http://unused/v1", "fake", client=client)
+    asyncio.run(run_conversation(_script(env), teacher, env))
+    prompt = client.requests[0]["messages"][-1]["content"]
+    system = client.requests[0]["messages"][0]["content"]
+    for name in ("list_accounts", "get_balance"):
+        assert env.registry.tool(name).description not in prompt
+    written = load_intents("banking").tools["get_balance"].ask[0].replace("{account_id}", "<account_id>")
+    assert written in prompt and "never reuse the wording of a tool description" in system

@@ -15,10 +15,12 @@ empty answers raise `TeacherError`, which the machine turns into a rejection.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from prove.calls import parse_tool_calls
 from prove.synth import phrasing as P
+from prove.synth.intents import tool_intents
 from prove.synth.machine import Action, Conversation, Infeasible, TeacherError
 from prove.synth.sampling import param_kind
 
@@ -26,9 +28,12 @@ __all__ = ["OpenAITeacher"]
 
 _USER_SYSTEM = (
     "You write the USER's next message in a conversation between a user and an AI assistant that "
-    "has tools. Write one or two natural sentences in the first person, as the user. Mention the "
-    "concrete values (ids, names, amounts, dates) the assistant will need, taken only from the facts "
-    "given. Reply with the message text only."
+    "has tools. Write one or two natural sentences in the first person, as a person using the app "
+    "talks: say what you want, not what a function does, and never reuse the wording of a tool "
+    "description. Vary how you start (not always 'Can you' or 'Could you'). Mention the concrete "
+    "values (ids, names, amounts, dates) the assistant will need, taken only from the facts given; "
+    "you may refer to something from earlier by its name ('the Lisbon booking'). Reply with the "
+    "message text only."
 )
 
 
@@ -103,16 +108,17 @@ class OpenAITeacher:
             servers = ", ".join(P.domain_of(reg.server(s)) for s in convo.script.servers)
             if topic.get("source") == "tool":
                 other = reg.tool(topic["tool"])
-                lines.append(f"Ask the assistant to: {other.description} The assistant's tools only "
-                             f"cover: {servers}, so this request must be outside them.")
+                lines.append(f"Ask for something a user of another kind of app would want ({_wants(other)}). "
+                             f"The assistant's tools only cover: {servers}, so this request must be "
+                             "outside them.")
             else:
                 return str(topic.get("text") or P.GENERIC_OFF_TOPIC[0])
         else:
             steps = turn.steps
-            lines.append("The message must ask the assistant to do the following, in order:")
+            lines.append("The message must ask the assistant for the following, in order:")
             for s in steps:
                 spec = reg.tool(convo.script.chain.tools[s])
-                lines.append(f"- {spec.description} (parameters: {', '.join(spec.params) or 'none'})")
+                lines.append(f"- {_wants(spec)} (values it needs: {', '.join(spec.required) or 'none'})")
             lines.append("Facts that exist in the system (use only these values):")
             lines += [f"  {line}" for line in convo.context_lines()]
             if withheld and turn.kind == "clarify":
@@ -159,6 +165,16 @@ class OpenAITeacher:
                 f"Use one of these tools instead: {', '.join(options)}.")
         action = await self.assistant(convo, k, hint)
         return action if action.calls else None
+
+
+def _wants(spec: Any) -> str:
+    """What a user wants from a tool, as its app's users put it (two of its written requests, values
+    shown as <param>); the description only where the server has no intents yet."""
+    written = tool_intents(spec.server, spec.name)
+    if written is None:
+        return spec.description
+    shown = [re.sub(r"\{([a-z_0-9]+)\}", r"<\1>", a) for a in written.ask[:2]]
+    return "as users put it: " + " / ".join(f'"{a}"' for a in shown)
 
 
 def _plain(message: dict[str, Any]) -> dict[str, Any]:
