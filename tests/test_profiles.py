@@ -64,6 +64,7 @@ def test_the_profiles_state_what_differs_between_machines() -> None:
     assert (smoke.ablations.max_turns, paper.ablations.max_turns) == (300, None)
     assert smoke.train.sft_steps == 4 and smoke.eval.tau2_task_ids == ("create_task_1", "update_task_1")
     assert paper.eval.tau2_task_ids is None and paper.train.lr_sweep is True
+    assert (smoke.teacher.serve, paper.teacher.serve, paper.teacher.model) == ("local", "vllm", "Qwen/Qwen3-32B")
 
 
 def test_an_unknown_key_is_refused_with_the_file_its_path_and_the_valid_keys() -> None:
@@ -76,7 +77,7 @@ def test_an_unknown_key_is_refused_with_the_file_its_path_and_the_valid_keys() -
     assert all(f.name in msg for f in dataclasses.fields(ChainPlan)) and err.value.path == "train.lr_swep"
     raw = _raw("paper")
     raw["evaluation"] = {}
-    with pytest.raises(ProfileError, match=r"unknown key 'evaluation'; valid keys: name, device, env, graph, "
+    with pytest.raises(ProfileError, match=r"unknown key 'evaluation'; valid keys: name, device, env, graph, teacher, "
                                            r"synthesis, train, eval, ablations$"):
         Profile.from_mapping(raw, "paper.yaml")
 

@@ -23,7 +23,8 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_
 
 import yaml
 
-__all__ = ["PROFILE_DIR", "Profile", "ProfileError", "EnvSettings", "GraphSettings", "SynthesisSettings",
+__all__ = ["PROFILE_DIR", "Profile", "ProfileError", "EnvSettings", "GraphSettings", "TeacherSettings",
+           "SynthesisSettings",
            "ChainPlan", "EvalSettings", "AblationSettings", "Engine", "available_profiles", "load_profile",
            "from_mapping", "default_profile", "repo_root"]
 
@@ -72,6 +73,22 @@ class GraphSettings:
     """Labelled pairs the LLM classifier is scored on beside the schema classifier in 02 when the
     schema classifier builds the graph: 0 none (no LLM call), -1 every one. A graph built by the LLM
     classifier is scored on every pair."""
+
+
+@dataclass(frozen=True)
+class TeacherSettings:
+    """``teacher:`` — the LLM 02 (LLM classifier) and 03 (the openai teacher) ask when no endpoint
+    is given: started for the notebook and stopped after (``prove.llm.teacher.teacher_endpoint``)."""
+
+    serve: Literal["vllm", "local"]
+    """``vllm``: ``vllm serve <model>`` (a GPU machine); ``local``: SmolLM2-135M-Instruct behind
+    ``transformers serve`` (the CPU stand-in)."""
+    model: str | None = None
+    """The HF id or local directory vLLM serves (``serve: vllm``); unused by ``local``."""
+    tool_call_parser: str | None = "hermes"
+    tensor_parallel_size: int = 1
+    max_model_len: int | None = None
+    startup_timeout: float = 1800.0
 
 
 @dataclass(frozen=True)
@@ -160,6 +177,7 @@ class Profile:
     """The machine the profile is sized for (its sections say what that means; nothing reads this)."""
     env: EnvSettings
     graph: GraphSettings
+    teacher: TeacherSettings
     synthesis: SynthesisSettings
     train: ChainPlan
     eval: EvalSettings

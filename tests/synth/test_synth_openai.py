@@ -133,9 +133,10 @@ def test_openai_teacher_end_to_end_with_a_local_model(env: SynthEnv) -> None:
     ok, why = llm_extra_available()
     if not ok:
         pytest.skip(f"llm extra not available: {why}")
-    from prove.llm import LocalLLMServer
+    from prove.llm.teacher import teacher_endpoint
+    from prove.profiles import load_profile
 
-    with LocalLLMServer(threads=2) as llm:
+    with teacher_endpoint(load_profile("smoke").teacher) as llm:  # 03's path: SmolLM2, transformers serve
         teacher = OpenAITeacher(llm.base_url, llm.model, max_tokens=48, timeout=300)
         script = _script(env, turns=[TurnSpec("act", (0,))])
         out = asyncio.run(run_conversation(script, teacher, env))

@@ -35,7 +35,7 @@ from prove.synth.intents import copied_run, word_runs
 from prove.synth.sampling import param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
-           "VARIETY_WORDS", "quality_markdown"]
+           "VARIETY_WORDS", "quality_markdown", "flat_report"]
 
 VARIETY_WORDS = 10_000
 _WORD = re.compile(r"[a-z0-9']+")
@@ -208,6 +208,17 @@ def _bfcl_reference(data_dir: str | None) -> dict[str, Any] | None:
     report = quality_report(summaries)
     report["source"] = ", ".join(p.name for p in files)
     return report
+
+
+def flat_report(report: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A report as one level of scalars (for a table): lexical variety spread out, lists dropped."""
+    out: dict[str, Any] = {}
+    for key, value in (report or {}).items():
+        if isinstance(value, Mapping):
+            out |= {f"{key}.{k}": v for k, v in value.items()}
+        elif not isinstance(value, (list, tuple)):
+            out[key] = value
+    return out
 
 
 def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) -> list[str]:
