@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -78,9 +78,9 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(_PLACEHOLDER.sub(" ", text.lower()))
 
 
-@cache
+@lru_cache(maxsize=4096)
 def word_runs(source: str, n: int = COPY_RUN) -> frozenset[tuple[str, ...]]:
-    """Every run of `n` consecutive words of `source` (memoised: descriptions repeat)."""
+    """Every run of `n` consecutive words of `source` (memoised, bounded: descriptions repeat)."""
     have = _words(source)
     return frozenset(tuple(have[i:i + n]) for i in range(len(have) - n + 1))
 
