@@ -35,7 +35,8 @@ def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         help="10,895 multi-turn + 1,500 clarification + 1,122 abstention")
     parser.add_argument("--teacher", choices=("programmatic", "openai"), default=None,
                         help="programmatic (offline default) or an OpenAI-compatible endpoint")
-    parser.add_argument("--base-url", default=None, help="OpenAI-compatible base URL (…/v1)")
+    parser.add_argument("--base-url", default=None,
+                        help="a running OpenAI-compatible teacher (…/v1); default: start the profile's teacher")
     parser.add_argument("--model", default=None, help="model id served at --base-url")
     parser.add_argument("--n-chains", type=int, default=None, help="chains sampled from the graph")
     parser.add_argument("--n-worlds", type=int, default=None, help="distinct world seeds")
@@ -65,7 +66,17 @@ def run(args: argparse.Namespace) -> int:
     if args.servers:
         overrides["servers"] = tuple(s.strip() for s in args.servers.split(",") if s.strip())
     cfg = SynthConfig.from_profile(args.profile, **overrides)
-    result = synthesize(cfg, args.out, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    progress = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    if cfg.teacher == "openai":  # --base-url/--model, else the profile's teacher started for the run
+        from prove.llm.teacher import teacher_endpoint
+        from prove.profiles import load_profile
+
+        with teacher_endpoint(load_profile(args.profile).teacher, cfg.base_url or None,
+                              cfg.model or None) as llm:
+            cfg.base_url, cfg.model = llm.base_url, llm.model
+            result = synthesize(cfg, args.out, progress=progress)
+    else:
+        result = synthesize(cfg, args.out, progress=progress)
     summary = {"kept": result.kept, "funnel": result.funnel, "files": result.files,
                "timings_s": {k: round(v, 2) for k, v in result.timings.items()},
                "examples_per_s": {k: round(v, 1) for k, v in result.throughput().items()}}
