@@ -1,13 +1,23 @@
-"""Shared fixtures: the registry, and one `prove serve` on a free loopback port per session."""
+"""Shared fixtures: the registry, one `prove serve` on a free loopback port per session, and one
+small real synthesis run whose examples and training rows the training and reward tests use."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from prove.env.launch import EnvServer
 from prove.env.registry import Registry, load_registry
+
+# The training tests' data: a few servers (banking among them: the transfer tests move money), every
+# kind of example, a fixed seed, one process: ~2.5 s here. Tests pick rows by kind, turn and what
+# their ground truth calls, never by position or by a value written into the test.
+SYNTH_SERVERS = ("banking", "email", "shop")
+SYNTH_SIZES = {"multi_turn": 6, "clarification": 2, "abstention": 2}
 
 
 @pytest.fixture(scope="session")
@@ -19,3 +29,34 @@ def registry() -> Registry:
 def env_server() -> Iterator[EnvServer]:
     with EnvServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def synth_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A synthesis export (examples.jsonl, train.parquet, val.parquet, card) of a small real run."""
+    from prove.synth.pipeline import SynthConfig, synthesize
+
+    out = tmp_path_factory.mktemp("synth-train")
+    cfg = SynthConfig(sizes=dict(SYNTH_SIZES), seed=3, n_chains=60, n_worlds=2, servers=SYNTH_SERVERS,
+                      chunk_size=8, val_fraction=0.25, workers=1)
+    synthesize(cfg, out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def synth_examples(synth_export: Path) -> list[dict[str, Any]]:
+    """The export's examples, in file order."""
+    with (synth_export / "examples.jsonl").open() as fh:
+        return [json.loads(line) for line in fh]
+
+
+@pytest.fixture(scope="session")
+def synth_rows(synth_export: Path) -> list[dict[str, Any]]:
+    """Every training row the export wrote (train.parquet, then val.parquet), as training reads
+    them, with ``extra_info.index`` numbered through both files (one file the tests write back)."""
+    import pyarrow.parquet as pq
+
+    rows = [r for split in ("train", "val") for r in pq.read_table(synth_export / f"{split}.parquet").to_pylist()]
+    for i, row in enumerate(rows):
+        row["extra_info"]["index"] = i
+    return rows

@@ -1,4 +1,5 @@
-"""Fixtures for the training tests: demo rows from real calls, the CPU tokenizer, VERL pieces.
+"""Fixtures for the training tests: parquet files of the synthesis fixture's rows (tests/conftest.py:
+``synth_export``, ``synth_examples``, ``synth_rows``), the CPU tokenizer, VERL pieces.
 
 Tests that need VERL call ``train_helpers.need_verl()`` (a clear skip without the train extra).
 """
@@ -15,31 +16,19 @@ from prove.env.launch import EnvServer
 
 
 @pytest.fixture(scope="session")
-def demo_examples() -> list[dict[str, Any]]:
-    from prove.train.demo import demo_examples
-
-    return demo_examples(n=3)
-
-
-@pytest.fixture(scope="session")
-def demo_rows(demo_examples: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from prove.train.demo import demo_rows
-
-    return demo_rows(demo_examples)
-
-
-@pytest.fixture(scope="session")
-def rl_parquet(demo_rows: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Path:
+def rl_parquet(synth_rows: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synthesis fixture's rows (both splits) in one RL parquet file."""
     from prove.rows import write_rows
 
-    return write_rows(demo_rows, tmp_path_factory.mktemp("rows") / "rl_train.parquet")
+    return write_rows(synth_rows, tmp_path_factory.mktemp("rows") / "rl_train.parquet")
 
 
 @pytest.fixture(scope="session")
-def sft_parquet(demo_examples: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Path:
+def sft_parquet(synth_examples: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One SFT row per example of the synthesis fixture."""
     from prove.rows import sft_row, write_rows
 
-    return write_rows([sft_row(e) for e in demo_examples],
+    return write_rows([sft_row(e) for e in synth_examples],
                       tmp_path_factory.mktemp("rows") / "sft_train.parquet")
 
 

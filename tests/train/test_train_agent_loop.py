@@ -4,11 +4,10 @@ silently. Live servers on loopback; a scripted policy stands in for vLLM."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
-from train_helpers import run
+from train_helpers import lookup_call, lookup_rows, row_of, run
 
 GARBLED = '<tool_call>\n{"name": "transfer_funds", "arguments": {"amount": 5,}\n</tool_call>'
 
@@ -23,18 +22,14 @@ def _cfg(verl_cfg: Any, **data: Any) -> Any:
     return cfg
 
 
-def _row(demo_rows: list[dict], kind: str, turn: int = 0) -> dict:
-    return next(r for r in demo_rows if r["extra_info"]["kind"] == kind and r["extra_info"]["turn"] == turn)
-
-
 def test_a_garbled_call_on_an_abstention_turn_is_charged(
-    verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict]
+    verl_cfg: Any, verl_tools: list, tokenizer: Any, synth_rows: list[dict]
 ) -> None:
     """VERL's hermes parser drops the block (a log line only); before, the log stayed empty and
     the turn scored 1.0 like a correct refusal."""
     from prove.train.rollout import run_rollouts, score_with_verl
 
-    row = _row(demo_rows, "abstention")
+    row = row_of(synth_rows, "abstention")
     [out] = run(run_rollouts(verl_cfg, tokenizer, verl_tools, [row], [[GARBLED, "Done."]]))
     [entry] = out.extra_fields["tool_calls"]
     assert entry["ok"] is False and "malformed <tool_call>" in entry["error"]
@@ -44,65 +39,65 @@ def test_a_garbled_call_on_an_abstention_turn_is_charged(
 
 
 def test_malformed_and_cut_off_blocks_keep_their_place_among_real_calls(
-    verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict]
+    verl_cfg: Any, verl_tools: list, tokenizer: Any, synth_rows: list[dict]
 ) -> None:
     from prove.train.rollout import _call_text, run_rollouts
 
-    row = _row(demo_rows, "multi_turn", 1)
-    src = json.loads(row["reward_model"]["ground_truth"])["calls"][0]["arguments"]["account_id"]
-    good = _call_text({"name": "get_balance", "arguments": {"account_id": src}})
-    no_args = '<tool_call>\n{"name": "get_balance"}\n</tool_call>'
-    turn = "\n".join([good, GARBLED, no_args, good, '<tool_call>\n{"name": "get_bal'])
+    row = lookup_rows(synth_rows)[0]
+    lookup = lookup_call(row)  # a read with required arguments: without them it fails
+    name = lookup["name"]
+    good = _call_text(lookup)
+    no_args = f'<tool_call>\n{{"name": "{name}"}}\n</tool_call>'
+    turn = "\n".join([good, GARBLED, no_args, good, f'<tool_call>\n{{"name": "{name[:5]}'])
     [out] = run(run_rollouts(verl_cfg, tokenizer, verl_tools, [row], [[turn, "Done."]]))
     log = out.extra_fields["tool_calls"]
     assert [e["ok"] for e in log] == [True, False, False, True, False]
-    assert [e["name"] for e in log] == ["get_balance", "", "get_balance", "get_balance", ""]
+    assert [e["name"] for e in log] == [name, "", name, name, ""]
     assert "cut off before </tool_call>" in log[4]["error"]
 
 
 def test_calls_beyond_max_parallel_calls_are_logged_as_failed(
-    verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict]
+    verl_cfg: Any, verl_tools: list, tokenizer: Any, synth_rows: list[dict]
 ) -> None:
     from prove.train.rollout import _call_text, run_rollouts
 
     limit = verl_cfg.actor_rollout_ref.rollout.multi_turn.max_parallel_calls
-    row = _row(demo_rows, "multi_turn", 1)
-    src = json.loads(row["reward_model"]["ground_truth"])["calls"][0]["arguments"]["account_id"]
-    turn = "\n".join(_call_text({"name": "get_balance", "arguments": {"account_id": src}})
-                     for _ in range(limit + 2))
+    row = lookup_rows(synth_rows)[0]
+    lookup = lookup_call(row)
+    turn = "\n".join(_call_text(lookup) for _ in range(limit + 2))
     [out] = run(run_rollouts(verl_cfg, tokenizer, verl_tools, [row], [[turn, "Done."]]))
     log = out.extra_fields["tool_calls"]
     assert len(log) == limit + 2
     assert all(e["ok"] for e in log[:limit]) and not any(e["ok"] for e in log[limit:])
     assert f"max_parallel_calls={limit}" in log[-1]["error"]
-    assert log[-1]["arguments"] == {"account_id": src}
+    assert log[-1]["arguments"] == lookup["arguments"]
     assert tokenizer.decode(out.response_ids).count("<tool_response>") == limit
 
 
 def test_calls_of_a_turn_that_hits_max_assistant_turns_are_charged(
-    verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict]
+    verl_cfg: Any, verl_tools: list, tokenizer: Any, synth_rows: list[dict]
 ) -> None:
     """VERL stops before parsing the last turn's calls; they ran nowhere and were logged nowhere."""
     from omegaconf import open_dict
 
-    from prove.train.rollout import _call_text, run_rollouts
+    from prove.train.rollout import _call_text, padding_calls, run_rollouts
 
     cfg = _cfg(verl_cfg)
     with open_dict(cfg):
         cfg.actor_rollout_ref.rollout.multi_turn.max_assistant_turns = 1
-    row = _row(demo_rows, "abstention")
-    call = _call_text({"name": "get_balance", "arguments": {"account_id": "ACC-0001"}})
+    row = row_of(synth_rows, "abstention")
+    call = _call_text(padding_calls(row)[0])  # a call the row's episode would answer
     [out] = run(run_rollouts(cfg, tokenizer, verl_tools, [row], [[call]]))
     [entry] = out.extra_fields["tool_calls"]
     assert not entry["ok"] and "max_assistant_turns=1" in entry["error"]
 
 
 def test_an_over_long_prompt_fails_under_truncation_error_instead_of_losing_its_tools(
-    verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict]
+    verl_cfg: Any, verl_tools: list, tokenizer: Any, synth_rows: list[dict]
 ) -> None:
     from prove.train.rollout import make_agent_loop, run_rollouts
 
-    row = _row(demo_rows, "multi_turn", 1)
+    row = row_of(synth_rows, "multi_turn", 1)
     short = _cfg(verl_cfg, max_prompt_length=64, truncation="error")
     [out] = run(run_rollouts(short, tokenizer, verl_tools, [row], [["Done."]]))
     assert isinstance(out, ValueError) and "data.truncation='error'" in str(out)
@@ -113,17 +108,17 @@ def test_an_over_long_prompt_fails_under_truncation_error_instead_of_losing_its_
 
 
 def test_dataset_counts_over_long_rows_and_drops_or_refuses_them(
-    verl_cfg: Any, tokenizer: Any, rl_parquet: Any, demo_rows: list[dict]
+    verl_cfg: Any, tokenizer: Any, rl_parquet: Any, synth_rows: list[dict]
 ) -> None:
     from prove.train.dataset import ProveRLDataset, prompt_length
 
-    lengths = sorted(prompt_length(tokenizer, r) for r in demo_rows)
+    lengths = sorted(prompt_length(tokenizer, r) for r in synth_rows)
     limit = lengths[len(lengths) // 2]
     over = sum(n > limit for n in lengths)
     kept = ProveRLDataset(str(rl_parquet), tokenizer, _cfg(verl_cfg, max_prompt_length=limit).data)
-    assert len(kept) == len(demo_rows) - over and over > 0
-    assert kept.prompt_stats == {"rows": len(demo_rows), "over_limit": over, "max_prompt_length": limit,
+    assert len(kept) == len(synth_rows) - over and over > 0
+    assert kept.prompt_stats == {"rows": len(synth_rows), "over_limit": over, "max_prompt_length": limit,
                                  "longest": lengths[-1], "dropped": over}
     strict = _cfg(verl_cfg, max_prompt_length=limit, filter_overlong_prompts=False, truncation="error")
-    with pytest.raises(ValueError, match=f"{over} of {len(demo_rows)} prompts are longer"):
+    with pytest.raises(ValueError, match=f"{over} of {len(synth_rows)} prompts are longer"):
         ProveRLDataset(str(rl_parquet), tokenizer, strict.data)

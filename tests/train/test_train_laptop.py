@@ -65,15 +65,15 @@ def test_steps_and_the_record_come_from_the_run_folders(tmp_path: Path) -> None:
     assert saved["command"] == "./run_all.sh --profile laptop" and "commit" in saved["source"]
 
 
-def test_the_data_report_accounts_for_every_turn_and_conversation(demo_examples: list, tokenizer) -> None:
+def test_the_data_report_accounts_for_every_turn_and_conversation(synth_examples: list, tokenizer) -> None:
     """What a laptop budget keeps is reported: each turn is kept, too long, or past the row cap."""
     from prove.train.config import DataPaths
     from prove.train.data import _rows
 
     data = DataPaths(max_tools=2, max_prompt_tokens=1200, max_sft_tokens=10_000)
-    rl, sft, counts = _rows(demo_examples, "train", data, tokenizer, limit=3)
-    assert counts["examples"] == len(demo_examples)
-    assert counts["turns"] == sum(len(e["turns"]) for e in demo_examples)
+    rl, sft, counts = _rows(synth_examples, "train", data, tokenizer, limit=3)
+    assert counts["examples"] == len(synth_examples)
+    assert counts["turns"] == sum(len(e["turns"]) for e in synth_examples)
     assert counts["turns"] == counts["rl_rows"] + counts["rl_too_long"] + counts["rl_over_row_cap"]
     assert counts["rl_rows"] == len(rl) <= 3 and counts["rl_too_long"] > 0
     assert counts["examples"] == counts["sft_rows"] + counts["sft_too_long"] + counts["sft_over_row_cap"]

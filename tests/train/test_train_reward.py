@@ -8,22 +8,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from train_helpers import run
+from train_helpers import ground_truth, run
 
 from prove.reward.compose import KEYS
 from prove.reward.verl import compute_score
 
 
 @pytest.fixture(scope="module")
-def rollouts(verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict]) -> dict[str, Any]:
-    """Oracle rollouts (the turn's ground-truth calls) and padded ones (extra and unknown calls)."""
-    from prove.train.rollout import oracle_script, run_rollouts
+def rollouts(verl_cfg: Any, verl_tools: list, tokenizer: Any, synth_rows: list[dict]) -> dict[str, Any]:
+    """Oracle rollouts (the turn's ground-truth calls) and padded ones (an extra lookup the row
+    offers, and an unknown call)."""
+    from prove.train.rollout import oracle_script, padding_calls, run_rollouts
 
-    rows = list(demo_rows)
-    padding = [{"name": "get_balance", "arguments": {"account_id": "ACC-0001"}},
-               {"name": "open_pod_bay_doors", "arguments": {}}]
+    rows = list(synth_rows)
+    paddings = [padding_calls(r) for r in rows]
+    assert all(len(p) == 2 for p in paddings), "every row offers a lookup that needs no argument"
     oracle = [oracle_script(r) for r in rows]
-    padded = [oracle_script(r, extra=padding) for r in rows]
+    padded = [oracle_script(r, extra=p) for r, p in zip(rows, paddings, strict=True)]
     outs = run(run_rollouts(verl_cfg, tokenizer, verl_tools, rows * 2, oracle + padded))
     return {"rows": rows, "oracle": outs[: len(rows)], "padded": outs[len(rows):]}
 
@@ -38,8 +39,10 @@ def test_oracle_rollouts_score_one_with_fixed_keys(verl_cfg: Any, tokenizer: Any
     scores = _score(verl_cfg, tokenizer, rollouts["rows"], rollouts["oracle"])
     assert all(s["reward_score"] == pytest.approx(1.0) for s in scores)
     assert all(set(s) == {"reward_score", *KEYS} for s in scores)  # VERL indexes keys of sample 0
-    assert [s["gt_empty"] for s in scores] == [int(r["extra_info"]["kind"] == "abstention")
-                                              for r in rollouts["rows"]]
+    # empty ground truth: abstention turns, and a clarification's first turn (it asks instead)
+    assert [s["gt_empty"] for s in scores] == [int(not ground_truth(r)) for r in rollouts["rows"]]
+    kinds = {(r["extra_info"]["kind"], r["extra_info"]["turn"]) for r in rollouts["rows"] if not ground_truth(r)}
+    assert ("abstention", 0) in kinds and kinds <= {("abstention", 0), ("clarification", 0)}
 
 
 def test_padded_rollouts_are_charged_for_every_logged_call(
@@ -67,7 +70,9 @@ def test_reward_ablation_reaches_the_reward_through_verls_config(
     cfg = load_train_config("qwen3-4b")
     prove = check_variant(cfg, "default", tmp_path)
     beta0 = check_variant(cfg, "beta0", tmp_path)
-    rows, padded = rollouts["rows"][:1], rollouts["padded"][:1]
+    # a turn of two or more calls: two extra calls are then partly inside PROVE's budget
+    i = next(i for i, r in enumerate(rollouts["rows"]) if len(ground_truth(r)) >= 2)
+    rows, padded = rollouts["rows"][i:i + 1], rollouts["padded"][i:i + 1]
     a = _score(prove, tokenizer, rows, padded)[0]
     b = _score(beta0, tokenizer, rows, padded)[0]
     assert b["budget"] < a["budget"] and b["efficiency"] < a["efficiency"]

@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from train_helpers import need_verl, run
+from train_helpers import (
+    banking_rows,
+    ground_truth,
+    lookup_call,
+    lookup_rows,
+    need_verl,
+    run,
+    transfer_pair,
+)
 
 from prove.env.launch import EnvServer
 from prove.env.registry import Registry
@@ -50,20 +58,20 @@ def _call(name: str, **arguments: Any) -> Any:
 
 
 def test_concurrent_trajectories_call_live_servers_through_verls_call_path(
-    verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict], live_env: EnvServer
+    verl_cfg: Any, verl_tools: list, tokenizer: Any, synth_rows: list[dict], live_env: EnvServer
 ) -> None:
-    """Six trajectories at once, two per row (a GRPO group shares a row, never an episode)."""
+    """Six trajectories at once, two per row (a GRPO group shares a row, never an episode): banking
+    rows at turn 1, each moving money between two accounts of its own episode."""
     from prove.train.rollout import make_agent_loop
 
-    rows = [r for r in demo_rows if r["extra_info"]["turn"] == 1] * 2
+    rows = (banking_rows(synth_rows) * 3)[:3] * 2
+    pairs = {r["extra_info"]["example_id"]: transfer_pair(r) for r in rows}
     before = open_episodes(live_env)
 
     async def trajectory(i: int, row: dict[str, Any]) -> tuple[list, list, Any]:
         loop = make_agent_loop(verl_cfg, tokenizer, verl_tools, llm=None)
         data = _agent_data(row)
-        gt = json.loads(row["reward_model"]["ground_truth"])["calls"]
-        src = gt[0]["arguments"]["account_id"]
-        dst = gt[1]["arguments"]["to_account_id"]
+        src, dst = pairs[row["extra_info"]["example_id"]]
         kwargs = data.tools_kwargs
         texts = []
         for call in (_call("get_balance", account_id=src),
@@ -100,32 +108,34 @@ def test_concurrent_trajectories_call_live_servers_through_verls_call_path(
 
 
 def test_prefix_replay_and_seed_make_each_episode_start_where_its_row_says(
-    verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict]
+    verl_cfg: Any, verl_tools: list, tokenizer: Any, synth_rows: list[dict]
 ) -> None:
     from prove.train.rollout import make_agent_loop
 
-    async def balances() -> list[float]:
+    async def lookups() -> list[str]:
+        """Each turn-1 row's first call (a lookup), made at the start of its own episode."""
         out = []
-        for row in [r for r in demo_rows if r["extra_info"]["turn"] == 1]:
+        for row in lookup_rows(synth_rows):
             loop = make_agent_loop(verl_cfg, tokenizer, verl_tools, llm=None)
             data = _agent_data(row)
-            src = json.loads(row["reward_model"]["ground_truth"])["calls"][0]["arguments"]["account_id"]
-            response, _, _ = await loop._call_tool(_call("get_balance", account_id=src),
-                                                   data.tools_kwargs, data)
-            out.append(json.loads(response.text)["balance"])
+            lookup = lookup_call(row)
+            response, _, metrics = await loop._call_tool(_call(lookup["name"], **lookup["arguments"]),
+                                                         data.tools_kwargs, data)
+            assert metrics.get("ok"), response.text
+            out.append(response.text)
             await loop._close_episode()
         return out
 
-    first, second = run(balances()), run(balances())
+    first, second = run(lookups()), run(lookups())
     assert first == second  # a pure function of seed + prefix
 
 
 def test_full_agent_loop_runs_close_episodes_even_when_a_trajectory_fails(
-    verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict], live_env: EnvServer
+    verl_cfg: Any, verl_tools: list, tokenizer: Any, synth_rows: list[dict], live_env: EnvServer
 ) -> None:
     from prove.train.rollout import oracle_script, run_rollouts
 
-    rows = list(demo_rows)
+    rows = list(synth_rows)
     scripts = [oracle_script(r, parallel=i % 2 == 0) for i, r in enumerate(rows)]
     fail_at = [None] * len(rows)
     fail_at[0] = 1  # generation dies after the first tool round
@@ -134,7 +144,7 @@ def test_full_agent_loop_runs_close_episodes_even_when_a_trajectory_fails(
     assert isinstance(outputs[0], RuntimeError)
     assert open_episodes(live_env) == before  # closed whatever happened
     for row, out in zip(rows[1:], outputs[1:], strict=True):
-        gt = json.loads(row["reward_model"]["ground_truth"])["calls"]
+        gt = ground_truth(row)
         log = out.extra_fields["tool_calls"]
         assert [(e["name"], e["arguments"]) for e in log] == [(c["name"], c["arguments"]) for c in gt]
         assert all(e["ok"] for e in log)
@@ -143,13 +153,12 @@ def test_full_agent_loop_runs_close_episodes_even_when_a_trajectory_fails(
 
 
 def test_parallel_calls_in_one_turn_run_in_the_order_written(
-    verl_cfg: Any, verl_tools: list, tokenizer: Any, demo_rows: list[dict]
+    verl_cfg: Any, verl_tools: list, tokenizer: Any, synth_rows: list[dict]
 ) -> None:
     from prove.train.rollout import _call_text, run_rollouts
 
-    row = next(r for r in demo_rows if r["extra_info"]["turn"] == 1)
-    gt = json.loads(row["reward_model"]["ground_truth"])["calls"]
-    src, dst = gt[1]["arguments"]["from_account_id"], gt[1]["arguments"]["to_account_id"]
+    row = banking_rows(synth_rows)[0]
+    src, dst = transfer_pair(row)
     calls = [{"name": "transfer_funds", "arguments": {"from_account_id": src, "to_account_id": dst,
                                                       "amount": float(a)}} for a in (1, 2, 3, 4)]
     calls.append({"name": "get_balance", "arguments": {"account_id": src}})

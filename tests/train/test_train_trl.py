@@ -76,13 +76,13 @@ def test_engine_trl_builds_the_trl_command_and_bad_engines_are_refused(tmp_path:
     assert plan.engine == "trl" and plan.chain_benchmarks == ()
 
 
-def test_dataset_keeps_each_rows_episode_tools_and_ground_truth(rl_parquet: Path, demo_rows: list) -> None:
+def test_dataset_keeps_each_rows_episode_tools_and_ground_truth(rl_parquet: Path, synth_rows: list) -> None:
     _trl()
     from prove.train.trl_engine import trl_dataset
 
     ds = trl_dataset(rl_parquet)
-    assert len(ds) == len(demo_rows)
-    first, row = ds[0], demo_rows[0]
+    assert len(ds) == len(synth_rows)
+    first, row = ds[0], synth_rows[0]
     assert first["seed"] == row["extra_info"]["seed"] and first["tools"] == row["extra_info"]["tools"]
     assert first["ground_truth"] == row["reward_model"]["ground_truth"]
     assert [m["role"] for m in first["prompt"]] == [m["role"] for m in row["prompt"]]
@@ -138,8 +138,8 @@ class ScriptedPolicy:
         return self._torch.cat([input_ids, new], dim=1)
 
 
-def _row_and_calls(demo_rows: list[dict]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    row = next(r for r in demo_rows if json.loads(r["reward_model"]["ground_truth"])["calls"])
+def _row_and_calls(synth_rows: list[dict]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    row = next(r for r in synth_rows if json.loads(r["reward_model"]["ground_truth"])["calls"])
     return row, json.loads(row["reward_model"]["ground_truth"])["calls"]
 
 
@@ -172,12 +172,12 @@ def rollout_for(tokenizer: Any, live_env: EnvServer) -> Any:
         r.close()
 
 
-def test_scripted_ground_truth_runs_live_and_scores_one(tokenizer: Any, live_env: EnvServer, demo_rows: list,
+def test_scripted_ground_truth_runs_live_and_scores_one(tokenizer: Any, live_env: EnvServer, synth_rows: list,
                                                         tmp_path: Path, rollout_for: Any) -> None:
     _trl()
     from prove.reward.trl import score_batch
 
-    row, calls = _row_and_calls(demo_rows)
+    row, calls = _row_and_calls(synth_rows)
     data = _dataset_row(row, tmp_path)
     turns = [_block(c) for c in calls] + ["Done."]
     rollout = rollout_for(max_assistant_turns=len(turns), max_completion_length=2048)
@@ -197,9 +197,9 @@ def test_scripted_ground_truth_runs_live_and_scores_one(tokenizer: Any, live_env
 
 
 def test_malformed_unknown_and_over_limit_calls_are_logged_as_failed(
-        tokenizer: Any, demo_rows: list, tmp_path: Path, rollout_for: Any) -> None:
+        tokenizer: Any, synth_rows: list, tmp_path: Path, rollout_for: Any) -> None:
     _trl()
-    row, calls = _row_and_calls(demo_rows)
+    row, calls = _row_and_calls(synth_rows)
     data = _dataset_row(row, tmp_path)
     unknown = _block({"name": "open_pod_bay_doors", "arguments": {}})
     turn = "<tool_call>\n{not json}\n</tool_call>" + unknown + _block(calls[0])

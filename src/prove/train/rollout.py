@@ -36,7 +36,7 @@ from verl.workers.rollout.replica import TokenOutput
 from prove.rows import decode_messages
 
 __all__ = [
-    "ScriptedLLM", "LocalActor", "oracle_script", "policy_dir", "with_policy", "make_worker",
+    "ScriptedLLM", "LocalActor", "oracle_script", "padding_calls", "policy_dir", "with_policy", "make_worker",
     "rollout_batch", "run_trajectories", "make_agent_loop", "run_rollouts", "score_with_verl",
 ]
 
@@ -116,6 +116,26 @@ def oracle_script(row: Mapping[str, Any], *, parallel: bool = False,
     if parallel:
         return ["\n".join(_call_text(c) for c in calls), "Done."]
     return [_call_text(c) for c in calls] + ["Done."]
+
+
+UNKNOWN_TOOL = {"name": "open_pod_bay_doors", "arguments": {}}
+
+
+def padding_calls(row: Mapping[str, Any], registry: Any = None) -> list[dict[str, Any]]:
+    """Calls that pad a turn beyond its ground truth: a lookup that succeeds (the first tool the
+    row offers that reads, belongs to one of its servers and needs no argument, asked for one
+    item when it pages) and a call to a tool that does not exist. Only the unknown call when the
+    row offers no such lookup."""
+    from prove.env.registry import load_registry
+
+    reg = registry if registry is not None else load_registry()
+    servers = set(row["extra_info"]["servers"])
+    for name in row["extra_info"]["tool_selection"]:
+        spec = reg.tools.get(name)
+        if spec is not None and not spec.write and not spec.required and spec.server in servers:
+            arguments = {"limit": 1} if "limit" in spec.params else {}
+            return [{"name": name, "arguments": arguments}, dict(UNKNOWN_TOOL)]
+    return [dict(UNKNOWN_TOOL)]
 
 
 def policy_dir(out: str | Path, tokenizer: Any, model_type: str = "qwen3") -> Path:
