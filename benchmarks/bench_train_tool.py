@@ -1,11 +1,13 @@
 """Rollout-side tool cost: PROVE calls per second through VERL's agent-loop call path vs raw HTTP.
 
-Run: python benchmarks/bench_train_tool.py [--quick] [--trajectories 64 128] [--calls 8] [--workers 1 2]
+Run: python benchmarks/bench_train_tool.py [--quick] [--trajectories 64 128] [--calls 8] [--workers 1 2] [--synth DIR]
 
 Starts `prove serve --workers W` on loopback, loads every tool from a generated YAML with VERL's
 tool registry (timed: a rollout worker pays it once), then runs T concurrent trajectories that
-each make C calls (reads and writes on their own banking episode, opened from a row's seed and
-prefix) through ``ProveAgentLoop._call_tool`` and close their episodes. Prints calls/s and the
+each make C calls (reads and writes on their own banking episode, opened from a training row's
+seed and prefix: the later-turn rows of a small banking synthesis run made first, or of the
+export at ``--synth``; each moves money between two accounts of its episode) through
+``ProveAgentLoop._call_tool`` and close their episodes. Prints calls/s and the
 p50/p99 latency of one call as a trajectory sees it. The same trajectories also run through the raw
 HTTP episode client (``EnvClient.episode(...).call``, no VERL) against the same server, alternating
 rounds so both see the same machine load; the last line is ``ratio X`` = ProveTool rate / raw rate
@@ -60,8 +62,7 @@ async def _trajectories(cfg: Any, tokenizer: Any, tools: list, rows: list[dict],
         data = AgentData(messages=[], image_data=None, video_data=None, audio_data=None,
                          mm_processor_kwargs=None, metrics={}, request_id=uuid.uuid4().hex,
                          tools_kwargs=row["extra_info"]["tools_kwargs"])
-        gt = json.loads(row["reward_model"]["ground_truth"])["calls"]
-        src, dst = gt[1]["arguments"]["from_account_id"], gt[1]["arguments"]["to_account_id"]
+        src, dst = row["pair"]
         for k in range(calls):
             call = (FunctionCall(name="get_balance", arguments=json.dumps({"account_id": src})) if k % 2 == 0
                     else FunctionCall(name="transfer_funds", arguments=json.dumps(
@@ -92,8 +93,7 @@ async def _raw(urls: list[str], rows: list[dict], n: int, calls: int) -> list[fl
             prefix = create.get("prefix") or []
             ep = env.episode(uuid.uuid4().hex, int(create["seed"]),
                              json.loads(prefix) if isinstance(prefix, str) else prefix)
-            gt = json.loads(row["reward_model"]["ground_truth"])["calls"]
-            src, dst = gt[1]["arguments"]["from_account_id"], gt[1]["arguments"]["to_account_id"]
+            src, dst = row["pair"]
             for k in range(calls):
                 start = time.perf_counter()
                 if k % 2 == 0:
@@ -107,6 +107,43 @@ async def _raw(urls: list[str], rows: list[dict], n: int, calls: int) -> list[fl
 
         await asyncio.gather(*(one(i) for i in range(n)))
     return latencies
+
+
+def _synth_rows(synth: str | None) -> list[dict]:
+    """Banking rows at a later turn (a replayed prefix) of an export; a small run when none is given."""
+    import pyarrow.parquet as pq
+
+    from prove.synth.pipeline import SynthConfig, synthesize
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(synth) if synth else Path(tmp)
+        if not synth:
+            synthesize(SynthConfig(sizes={"multi_turn": 4, "clarification": 0, "abstention": 0}, seed=3,
+                                   n_chains=60, n_worlds=2, servers=("banking",), workers=1), out)
+        rows = [r for split in ("train", "val") for r in pq.read_table(out / f"{split}.parquet").to_pylist()]
+    rows = [r for r in rows if "banking" in r["extra_info"]["servers"] and r["extra_info"]["turn"] >= 1]
+    if not rows:
+        raise SystemExit("no banking row at a later turn in the export")
+    return rows
+
+
+def _transfer_pair(row: dict, amount: float) -> tuple[str, str]:
+    """Two active accounts of one currency in the row's episode (seed, prefix replayed) that can
+    move ``amount`` (times the calls of a trajectory)."""
+    from prove.env.hub import Hub
+    from prove.rows import episode_spec
+
+    spec = episode_spec(row["extra_info"]["tools_kwargs"]["prove"]["create_kwargs"])
+    hub = Hub()
+    hub.open("pair", spec.seed, list(spec.prefix))
+    accounts = [a for a in hub.state("pair", "banking")["accounts"].values() if a["status"] == "active"]
+    hub.close("pair")
+    for src in accounts:
+        if min(src["balance"] + src["credit_limit"], src["daily_transfer_limit"] - src["transferred_today"]) >= amount:
+            for dst in accounts:
+                if dst["account_id"] != src["account_id"] and dst["currency"] == src["currency"]:
+                    return src["account_id"], dst["account_id"]
+    raise SystemExit(f"no account pair can move {amount} in {row['extra_info']['example_id']}")
 
 
 def _row(label: str, workers: int, n: int, lat: list[float], wall: float) -> None:
@@ -123,6 +160,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=8, help="calls per trajectory")
     parser.add_argument("--workers", type=int, nargs="+", default=[1])
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds per path")
+    parser.add_argument("--synth", default=None, help="a synthesis export to take rows from (default: a small run)")
     args = parser.parse_args()
     if args.quick:
         args.trajectories, args.calls, args.workers, args.rounds = [64], 8, [1], 4
@@ -133,11 +171,13 @@ def main() -> None:
     from prove.train.chat_template import load_tokenizer
     from prove.train.compose import check_variant
     from prove.train.config import load_train_config
-    from prove.train.demo import demo_examples, demo_rows
     from prove.train.tool_config import write_tool_config
 
     tokenizer = load_tokenizer()
-    rows = [r for r in demo_rows(demo_examples(2)) if r["extra_info"]["turn"] == 1]
+    rows = _synth_rows(args.synth)
+    # every transfer is 1.0 and at most half a trajectory's calls; rounds reuse fresh episodes
+    for row in rows:
+        row["pair"] = _transfer_pair(row, float(args.calls))
     cfg = check_variant(load_train_config("qwen3-4b"), "default", tempfile.mkdtemp())
     print(f"{'path':>9} {'workers':>7} {'trajs':>6} {'calls':>6} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
     total: dict[str, list[float]] = {"ProveTool": [0, 0.0], "raw HTTP": [0, 0.0]}  # calls, seconds
