@@ -3,11 +3,12 @@
 Use: ``prove train configs/train/qwen3-4b.yaml [--variant lr_high] [--dry-run]`` (``prove.train.cli``).
 The rows it trains on follow ``prove.rows`` (the contract synthesis writes and training reads).
 Light modules (no VERL import): ``schema``, ``config``, ``launch``, ``tool_config``,
-``chat_template``, ``demo``, ``report``, ``session``.
+``chat_template``, ``report``, ``session``.
 VERL-side (the ``train`` extra): ``tool.ProveTool``, ``agent_loop.ProveAgentLoop``
 (``prove_tool_agent``), ``dataset.ProveRLDataset``, ``sft_dataset.ProveSFTDataset``, ``compose``
 (configs against VERL's Hydra), ``rollout`` (VERL's agent loop on CPU with a scripted policy),
-``smoke``. The reward hook is ``prove.reward.verl.compute_score``.
+``smoke`` (those checks on a few rows of a synthesis export). The reward hook is
+``prove.reward.verl.compute_score``.
 
 The chain (``matrix.run_matrix`` runs a profile's ``train:`` section, a ``prove.profiles.ChainPlan``): ``data`` prepares a config's files from the synthesis export,
 ``launch`` runs VERL's SFT then GRPO trainer and records each run's HF model folder; ``cpu`` is the
