@@ -163,6 +163,32 @@ def test_bad_tau2_sources_stop_with_the_problem_and_the_fix(tmp_path):
     assert check_source(_fake_tau2(tmp_path / "v02", "0.2.1-dev", "0.2.0")).version == "0.2.1-dev"
 
 
+@pytest.mark.parametrize("old_python", [False, True])
+def test_tarballs_unpack_only_files_inside_their_folder(tmp_path, monkeypatch, old_python):
+    import io
+    import tarfile
+
+    from prove.eval.tau2_install import _extract_data
+
+    if old_python:  # Python < 3.11.4 has no extraction filters: the same rule is checked by hand
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+
+    def tarball(name: str, member: str) -> Path:
+        path = tmp_path / name
+        with tarfile.open(path, "w:gz") as tf:
+            info = tarfile.TarInfo(member)
+            info.size = 2
+            tf.addfile(info, io.BytesIO(b"hi"))
+        return path
+
+    with tarfile.open(tarball("ok.tar.gz", "tau2-bench/README.md")) as tf:
+        _extract_data(tf, tmp_path / "ok")
+    assert (tmp_path / "ok" / "tau2-bench" / "README.md").read_text() == "hi"
+    with tarfile.open(tarball("evil.tar.gz", "../evil.txt")) as tf, pytest.raises(Exception, match="evil"):
+        _extract_data(tf, tmp_path / "evil")
+    assert not (tmp_path / "evil.txt").exists()
+
+
 def test_missing_tau2_is_reported_with_install_steps():
     assert "PROVE_TAU2_SOURCE" in INSTALL_HINT and "--branch v0.2.0" in INSTALL_HINT
     if not TAU2_OK:  # here the adapter must refuse to run, with those steps

@@ -122,11 +122,26 @@ def _unpack(tarball: Path, dest_parent: Path) -> Path:
         dest_parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=dest_parent))
         try:
-            tf.extractall(tmp, filter="data")
+            _extract_data(tf, tmp)
             os.replace(tmp / top, target)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def _extract_data(tf: tarfile.TarFile, dest: Path) -> None:
+    """Extract plain files and folders only, inside `dest` (tarfile's "data" filter, which Python
+    before 3.11.4 lacks: there the same rule is checked here)."""
+    if hasattr(tarfile, "data_filter"):
+        tf.extractall(dest, filter="data")
+        return
+    root = dest.resolve()
+    for member in tf.getmembers():
+        where = (dest / member.name).resolve()
+        if not (member.isfile() or member.isdir()) or (where != root and root not in where.parents):
+            raise Tau2SourceError(f"refusing tarball member {member.name!r}: only files and folders "
+                                  "inside the source folder are unpacked")
+    tf.extractall(dest)
 
 
 def check_source(given: str | os.PathLike[str] | None, unpack_to: Path | None = None) -> SourceInfo:
