@@ -13,6 +13,7 @@ import pytest
 from prove.env.registry import load_registry
 from prove.graph.chains import Edge, ToolGraph, graph_chains
 from prove.synth.evidence import text_has_value
+from prove.synth.intents import load_intents
 from prove.synth.perturb import (
     ChainPool,
     PerturbationRates,
@@ -83,13 +84,17 @@ def test_abstention_has_empty_ground_truth_and_no_call(small_run: tuple[SynthRes
     assert found
     for ex in found:
         pert = [p for p in ex["perturbations"] if p["type"] == "irrelevant_query"]
-        assert pert and pert[0]["source"] in ("generic", "tool")
+        assert pert and pert[0]["source"] in ("app", "generic", "tool")
         assert ex["turns"][-1] == {"calls": [], "depends_on": []}
         last = ex["messages"][-1]
         assert last["role"] == "assistant" and not last.get("tool_calls") and last["content"]
         if pert[0]["source"] == "tool":
             offered = {t["function"]["name"] for t in ex["tools"]}
             assert pert[0]["tool"] not in offered
+        if pert[0]["source"] == "app":  # something a user of the conversation's own app asks
+            assert pert[0]["server"] in ex["servers"]
+            assert pert[0]["text"] in load_intents(pert[0]["server"]).off_tool
+            assert [m["content"] for m in ex["messages"] if m["role"] == "user"][-1] == pert[0]["text"]
 
 
 def test_clarification_asks_and_the_next_turn_supplies(small_run: tuple[SynthResult, Path]) -> None:
