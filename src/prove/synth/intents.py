@@ -34,7 +34,7 @@ from prove.profiles import repo_root
 
 __all__ = ["Intents", "ToolIntents", "load_intents", "check_intents", "INTENTS_DIR", "copied_run",
            "placeholders", "MIN_REQUESTS", "MIN_OFF_TOOL", "MIN_TEXTS", "COPY_RUN", "intents_of",
-           "tool_intents", "word_runs"]
+           "tool_intents", "word_runs", "PLACEHOLDER"]
 
 INTENTS_DIR = repo_root() / "data" / "intents"
 MIN_REQUESTS = 4
@@ -43,7 +43,8 @@ MIN_TEXTS = 4
 COPY_RUN = 5
 """A request may not repeat this many consecutive words of its tool's description."""
 
-_PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
+"""A `{param}` mention in a written request."""
 _WORD = re.compile(r"[a-z0-9']+")
 
 
@@ -71,11 +72,11 @@ class Intents:
 
 def placeholders(text: str) -> list[str]:
     """The parameters a request mentions, in order."""
-    return _PLACEHOLDER.findall(text)
+    return PLACEHOLDER.findall(text)
 
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(_PLACEHOLDER.sub(" ", text.lower()))
+    return _WORD.findall(PLACEHOLDER.sub(" ", text.lower()))
 
 
 @lru_cache(maxsize=4096)

@@ -15,12 +15,11 @@ empty answers raise `TeacherError`, which the machine turns into a rejection.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from prove.calls import parse_tool_calls
 from prove.synth import phrasing as P
-from prove.synth.intents import tool_intents
+from prove.synth.intents import PLACEHOLDER, tool_intents
 from prove.synth.machine import Action, Conversation, Infeasible, TeacherError
 from prove.synth.sampling import param_kind
 
@@ -173,7 +172,7 @@ def _wants(spec: Any) -> str:
     written = tool_intents(spec.server, spec.name)
     if written is None:
         return spec.description
-    shown = [re.sub(r"\{([a-z_0-9]+)\}", r"<\1>", a) for a in written.ask[:2]]
+    shown = [PLACEHOLDER.sub(r"<\1>", a) for a in written.ask[:2]]
     return "as users put it: " + " / ".join(f'"{a}"' for a in shown)
 
 

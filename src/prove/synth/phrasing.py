@@ -19,6 +19,7 @@ from typing import Any
 from prove.env.registry import ServerSpec
 from prove.env.tool import ToolSpec
 from prove.graph.features import tokens
+from prove.synth.intents import PLACEHOLDER
 
 __all__ = [
     "humanize", "entity_of", "tool_phrases", "render_value", "mention", "step_text", "render_turn",
@@ -194,6 +195,13 @@ def enum_words(value: Any, rng: random.Random) -> str:
     return text.title() if rng.random() < 0.3 else text
 
 
+def _described_as(field: str) -> str:
+    """How an item is picked out by one of its fields: "named", "titled", "whose city is"."""
+    if field in ("name", "full_name", "display_name", "username", "handle"):
+        return "named"
+    return "titled" if field in ("title", "subject", "headline") else f"whose {humanize(field)} is"
+
+
 def mention(param: str, value: Any, kind: str, rng: random.Random, **info: Any) -> str:
     """One argument in the user's words. `kind`: id, number, enum, text, bool, result-item,
     result-single, result-ordinal."""
@@ -203,8 +211,7 @@ def mention(param: str, value: Any, kind: str, rng: random.Random, **info: Any) 
         ent = info.get("source_entity") or "item"
     if kind == "result-item":
         field, descr = info["descr_field"], info["descr"]
-        how = "named" if field in ("name", "full_name", "display_name", "username", "handle") else (
-            "titled" if field in ("title", "subject", "headline") else f"whose {humanize(field)} is")
+        how = _described_as(field)
         item = info.get("item") or ent
         if item != ent and item not in ent and ent not in item:
             return rng.choice((f"the {ent} of the {item} {how} '{descr}'",
@@ -325,8 +332,7 @@ def _short_mention(param: str, value: Any, kind: str, entity: str | None, rng: r
     noun = entity.replace("_", " ") if entity else entity_of(param)
     if kind == "result-item":
         field, descr = info["descr_field"], info["descr"]
-        how = "named" if field in ("name", "full_name", "display_name", "username", "handle") else (
-            "titled" if field in ("title", "subject", "headline") else f"whose {humanize(field)} is")
+        how = _described_as(field)
         return rng.choice((f"the {noun} {how} '{descr}'", f"the one {how} '{descr}'",
                            f"the {noun} {how} '{descr}' from that list"))
     if kind == "result-ordinal":
@@ -376,7 +382,7 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
         _, kind, value, info = got
         return _short_mention(param, value, kind, entities.get(param), rng, **info)
 
-    text = re.sub(r"\{([a-z_][a-z0-9_]*)\}", sub, template)
+    text = PLACEHOLDER.sub(sub, template)
     rest = [mention(m[0], m[2], m[1], rng, **m[3]) for m in mentions
             if m[0] not in placed and m[0] != withheld]
     if rest:

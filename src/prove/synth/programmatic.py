@@ -69,6 +69,11 @@ def repair_call(last: dict[str, Any], intended: dict[str, Any]) -> dict[str, Any
     return {"name": name, "arguments": args}
 
 
+def _entities(spec: Any) -> dict[str, str | None]:
+    """Each parameter's declared entity kind (None: names no entity), for filling a request."""
+    return {q: param_kind(spec, q) for q in spec.params}
+
+
 class ProgrammaticTeacher:
     """Deterministic teacher: plan on a fork, then render and act (see module docstring)."""
 
@@ -116,7 +121,7 @@ class ProgrammaticTeacher:
                 now.add(key)
                 kept.append((param, kind, value, {k: v for k, v in info.items() if k != "repeat"}))
             if p.template is not None:
-                entities = {q: param_kind(tool, q) for q in tool.params}
+                entities = _entities(tool)
                 numbers = frozenset(q for q, sch in tool.input_schema.get("properties", {}).items()
                                     if sch.get("type") in ("integer", "number"))
                 parts.append(P.fill_request(p.template, kept, entities, rng, hidden, numbers))
@@ -148,7 +153,7 @@ class ProgrammaticTeacher:
                 args[param] = got[0]
                 kept.append((param, got[1], got[0], {"words": got[2]} if got[2] else {}))
             else:
-                entities = {q: param_kind(spec, q) for q in spec.params}
+                entities = _entities(spec)
                 return P.fill_request(template, kept, entities, rng)
         mentions = []
         args = {}
