@@ -202,9 +202,20 @@ def _described_as(field: str) -> str:
     return "titled" if field in ("title", "subject", "headline") else f"whose {humanize(field)} is"
 
 
+def _named(noun: str, field: str, descr: str, rng: random.Random) -> str:
+    """A thing the user gives by name rather than id: "Lisbon Airport", "the task 'Set up
+    onboarding emails'", "the account whose account type is 'credit'"."""
+    how = _described_as(field)
+    if how == "named":
+        return rng.choice((descr, f"the {noun} named '{descr}'", f"{noun} {descr}"))
+    if how == "titled":
+        return rng.choice((f"the {noun} '{descr}'", f"the {noun} titled '{descr}'"))
+    return f"the {noun} {how} '{descr}'"
+
+
 def mention(param: str, value: Any, kind: str, rng: random.Random, **info: Any) -> str:
-    """One argument in the user's words. `kind`: id, number, enum, text, bool, result-item,
-    result-single, result-ordinal."""
+    """One argument in the user's words. `kind`: id, number, enum, text, bool, named (an id the
+    user gives by a name that a lookup resolves), result-item, result-single, result-ordinal."""
     name = humanize(param)
     ent = entity_of(param)
     if ent in _PREPOSITIONS or len(ent) < 3:  # `to` (recipients) -> the field's entity
@@ -218,6 +229,8 @@ def mention(param: str, value: Any, kind: str, rng: random.Random, **info: Any) 
                                f"the {ent} from the {item} {how} '{descr}'"))
         return rng.choice((f"the {ent} {how} '{descr}'", f"the {ent} {how} '{descr}' from that list",
                            f"the one {how} '{descr}'"))
+    if kind == "named":
+        return _named(ent, info["descr_field"], info["descr"], rng)
     if kind == "result-ordinal":
         return rng.choice((f"the first {ent} in that list", f"the first {ent} it returns",
                            f"the top {ent} from those results"))
@@ -335,6 +348,8 @@ def _short_mention(param: str, value: Any, kind: str, entity: str | None, rng: r
         how = _described_as(field)
         return rng.choice((f"the {noun} {how} '{descr}'", f"the one {how} '{descr}'",
                            f"the {noun} {how} '{descr}' from that list"))
+    if kind == "named":
+        return _named(noun, info["descr_field"], info["descr"], rng)
     if kind == "result-ordinal":
         return rng.choice((f"the first {noun} in that list", f"the top {noun} there",
                            "the first one it shows"))

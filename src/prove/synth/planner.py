@@ -4,9 +4,12 @@ every argument from earlier results, the live sampling context, the schema and t
     Planner(convo, attempts=8, params=ToolParams()).run()   # fills convo.scratch["plans"] (per turn)
 
 Arguments come from earlier results along the chain's explicit edges (an item picked from a list
-and described by a distinguishing field, e.g. "the account named 'Everyday'"), from the live
-sampling context (ids, cities, emails that exist), the schema (enums, bounds) and the simulated
-clock (dates). A step that fails is retried: the error is read like a careful assistant reads it
+and described by a distinguishing field, e.g. "the account named 'Everyday'"), from a lookup (the
+user names a thing instead of giving its id; a listing of its kind, scoped by the conversation's
+ids, resolves it and becomes a call of the turn, `Planned.lookups`), from the live sampling context
+(ids, cities, emails that exist), the schema (enums, bounds) and the simulated clock (dates). A new
+id is preferred where it belongs with the ids the conversation already uses (one record of the
+seed's state holds both, `StateLinks`: the guest's own reservation, the customer's account). A step that fails is retried: the error is read like a careful assistant reads it
 (valid values it lists, parameters it asks for, the states it wants) and the named parameters are
 drawn again. A read that cannot succeed is replaced by an alternative tool from the graph (the
 failed call is kept so the conversation shows the switch); a step that still fails ends the
@@ -22,17 +25,19 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from prove.env.registry import ServerSpec
+from prove.env.state import canonical_json
 from prove.env.tool import ToolSpec
 from prove.env.types import declared_format
 from prove.graph.chains import Edge
-from prove.graph.features import PAGING, Param, parameters, singular
+from prove.graph.features import PAGING, Param, parameters, server_features, singular
 from prove.synth import phrasing as P
 from prove.synth.intents import placeholders, tool_intents
 from prove.synth.machine import Conversation, Infeasible, State, TurnSpec
 from prove.synth.records import derived_rng
-from prove.synth.sampling import SamplingContext, param_kind, schema_enum
+from prove.synth.sampling import SamplingContext, StateLinks, param_kind, schema_enum
 
-__all__ = ["Planner", "Planned", "ToolParams", "user_value"]
+__all__ = ["Planner", "Planned", "Resolvers", "ToolParams", "turn_calls", "user_value"]
 
 _DESCRIPTORS = ("name", "full_name", "title", "subject", "display_name", "username", "handle",
                 "label", "headline", "nickname", "city", "email", "code", "sku")
@@ -50,6 +55,7 @@ _REASONS = ("No longer needed", "Plans changed", "Ordered by mistake", "Found a 
             "Incorrect details")
 _NAMES = ("Jordan Lee", "Sam Patel", "Alex Kim", "Maria Lopez", "Chris Novak", "Priya Shah")
 _WORDS = ("alpha", "launch", "budget", "review", "travel", "support")
+LOOKUP_RATE = 0.5  # how often an id the user supplies is named instead, where a listing resolves it
 _TEXTY = ("body", "text", "message", "content", "comment", "note", "notes", "description",
           "details", "instructions", "justification", "resolution", "memo", "summary")
 
@@ -67,6 +73,14 @@ class Planned:
     intent: str = ""  # the chain's tool (differs from `tool` after an alternative switch)
     failed_first: dict[str, Any] | None = None
     template: str | None = None  # the user's request (data/intents), when the server has intents
+    lookups: dict[str, Planned] = field(default_factory=dict)  # param -> the read that finds its id
+
+
+def turn_calls(plans: list[Planned]) -> list[Planned]:
+    """A turn's calls in the order the assistant makes them: each planned call's lookups (the reads
+    that turn a name the user gave into the id the call needs), then the call."""
+    return [q for p in plans for q in (*p.lookups.values(), p)]
+
 
 def _base(schema: dict[str, Any]) -> dict[str, Any]:
     options = [s for s in schema.get("anyOf", ()) if s.get("type") != "null"]
@@ -87,6 +101,28 @@ class ToolParams:
         if params is None:
             params = self._by_tool[spec.name] = parameters(spec)
         return params
+
+
+class Resolvers:
+    """Per (server, entity kind): the listings that show things of that kind by name, as
+    (tool, the listed objects' id field). A listing qualifies when it is a read that pages, each
+    listed object's own id is of the kind, and it takes no id of that kind itself (the children of
+    a page are not a way to find a page by name). Read once per server for the run."""
+
+    def __init__(self) -> None:
+        self._by_server: dict[str, dict[str, list[tuple[str, str]]]] = {}
+
+    def __call__(self, server: ServerSpec, kind: str) -> list[tuple[str, str]]:
+        found = self._by_server.get(server.name)
+        if found is None:
+            found = self._by_server[server.name] = {}
+            for f in server_features(server).values():
+                if f.write or not f.pages:
+                    continue
+                for o in f.fields:
+                    if o.entity and o.in_list and o.path in f.primary and o.entity not in f.kinds_in:
+                        found.setdefault(o.entity, []).append((f.name, o.name))
+        return found.get(kind, [])
 
 
 # -- value generation ----------------------------------------------------------------------
@@ -162,10 +198,12 @@ def _number(param: str, schema: dict[str, Any], rng: Any, integer: bool) -> floa
 def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args: dict[str, Any],
                past: bool = False, wanted: set[str] | None = None,
                params: Callable[[ToolSpec], dict[str, Param]] = parameters,
-               linked: set[str] | None = None,
+               belongs: Belonging | None = None,
                ) -> tuple[Any, str, str | None] | None:
     """(value, mention kind, enum words) for a parameter the user supplies, or None. `params`
-    reads a tool's parameters (pass a `ToolParams` to read each tool once)."""
+    reads a tool's parameters (pass a `ToolParams` to read each tool once); `belongs` says which
+    ids fit the conversation's world: a probed one that does is preferred, else one the state
+    links to the conversation's ids, else any."""
     schema = spec.input_schema.get("properties", {}).get(param, {})
     feat = params(spec)[param]
     enum = schema_enum(schema)
@@ -196,8 +234,11 @@ def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args:
              if isinstance(v, str) and v]
     example = _EXAMPLE.search(desc)
     if entity is not None or feat.sensitive:
-        if linked and entity is not None:  # the conversation's world: ids seen with its others
-            cands = [v for v in cands if ctx.attrs.get(v, frozenset()) & linked] or cands
+        if entity is not None:  # another id than this call's others of the kind (from, to)
+            cands = [v for v in cands if v not in args.values()] or cands
+        if belongs is not None and entity is not None:  # the conversation's world (see Planner)
+            cands = [v for v in cands if belongs(entity, v, None)] or [
+                v for v in belongs.linked(entity) if v not in args.values()] or cands
         if wanted:
             cands = [v for v in cands if ctx.attrs.get(v, frozenset()) & wanted] or cands
         if is_array and cands:
@@ -262,19 +303,28 @@ def _find_key(node: Any, name: str, path: str = "", parent: list[Any] | None = N
     return out
 
 
+def _strings(item: dict[str, Any] | None) -> set[str]:
+    """A listed object's string values (ids among them), for telling which objects belong together."""
+    return {v for v in item.values() if isinstance(v, str)} if item is not None else set()
+
+
 def _descriptor(item: dict[str, Any], siblings: list[Any], value: Any) -> tuple[str, str] | None:
+    """(field, value) that tells `item` apart from its siblings, the way a person would pick it
+    out: a name or title first, a date or time only when nothing else does."""
     others = [s for s in siblings if isinstance(s, dict) and s is not item]
     keys = [k for k in _DESCRIPTORS if k in item] + sorted(k for k in item if k not in _DESCRIPTORS)
+    found = []
     for key in keys:
         v = item.get(key)
         if not isinstance(v, str) or v == value or not 3 <= len(v) <= 40 or _ID_LIKE.match(v):
             continue
         if "'" in v or any(o.get(key) == v for o in others):
             continue
-        return key, v
-    return None
+        found.append((key, v))
+    return next((f for f in found if not _WHEN.match(f[1])), found[0] if found else None)
 
 
+_WHEN = re.compile(r"^\d{4}-\d\d-\d\d|^\d\d:\d\d")  # a date or a time of day
 _LISTED_ID = re.compile(r"\b([A-Z]{2,6})-\d{2,}\b")
 _EG = re.compile(r"e\.g\. '([^']+)'")
 
@@ -332,18 +382,45 @@ def _reusable(spec: ToolSpec, param: str) -> bool:
     return param_kind(spec, param) is not None
 
 
+@dataclass(frozen=True)
+class Belonging:
+    """Whether an id fits the conversation's world: one record of the seed's state holds it and
+    an id the conversation uses (`StateLinks`: the guest's own reservation), or the listed object
+    it comes from holds one, or a probe showed it beside one. Ids made during the conversation are
+    not in the initial state; the probe and the listing cover those."""
+
+    held: dict[str, frozenset[int]]  # 'kind:id' -> records of the seed's state holding it
+    mine: frozenset[int]  # the records holding an id the conversation uses
+    ids: set[str]  # the ids the conversation uses
+    attrs: dict[str, frozenset[str]]  # probe: id -> the short strings shown beside it
+
+    def __call__(self, kind: str, value: Any, item: dict[str, Any] | None = None) -> bool:
+        return bool(self.held.get(f"{kind}:{value}", frozenset()) & self.mine
+                    or _strings(item) & self.ids or self.attrs.get(str(value), frozenset()) & self.ids)
+
+    def linked(self, kind: str) -> list[str]:
+        """The ids of `kind` in the seed's state that one record links to the conversation's."""
+        prefix = f"{kind}:"
+        return sorted(k[len(prefix):] for k, recs in self.held.items()
+                      if k.startswith(prefix) and recs & self.mine)
+
+
 class Planner:
     """Rehearses every act turn of a script on a fork episode (see the module docstring)."""
 
-    def __init__(self, convo: Conversation, attempts: int = 8, params: ToolParams | None = None
-                 ) -> None:
-        self.c, self.attempts = convo, attempts
+    def __init__(self, convo: Conversation, attempts: int = 8, params: ToolParams | None = None,
+                 resolvers: Resolvers | None = None, links: StateLinks | None = None,
+                 lookup_rate: float = LOOKUP_RATE) -> None:
+        self.c, self.attempts, self.lookup_rate = convo, attempts, lookup_rate
         self.params = params if params is not None else ToolParams()
+        self.resolvers = resolvers if resolvers is not None else Resolvers()
+        self.links = links if links is not None else StateLinks(convo.env.registry)
         self.hub, self.reg = convo.env.hub, convo.env.registry
         self.rng = derived_rng("plan", convo.script.example_id, convo.script.seed)
         self.fork = f"{convo.script.example_id}/plan"
         self.by_step: dict[int, Planned] = {}
-        self.given: dict[tuple[str, str], Any] = {}  # (server, param) -> user value, for reuse
+        self.given: dict[tuple[str, str], tuple[Any, str, dict[str, Any]]] = {}
+        # (server, param) -> (value, mention kind, info) the user gave, for reuse in later steps
 
     def run(self) -> None:
         script, c = self.c.script, self.c
@@ -475,9 +552,10 @@ class Planner:
         self.by_step[planned.step] = planned
         spec = self.reg.tool(planned.tool)
         server = spec.server
-        for param, kind, value, _ in planned.mentions:
-            if kind in ("id", "value") and _reusable(spec, param) and (server, param) not in self.given:
-                self.given[(server, param)] = value
+        for param, kind, value, info in planned.mentions:
+            if kind in ("id", "value", "named") and _reusable(spec, param) \
+                    and (server, param) not in self.given:
+                self.given[(server, param)] = (value, kind, info)
 
     def _try(self, spec: ToolSpec, step: int, intent: str, attempts: int
              ) -> tuple[Planned | None, dict[str, Any] | None]:
@@ -536,9 +614,11 @@ class Planner:
         hits = [h for h in hits if repr(h[0]) not in bad] if bad else hits
         wanted = getattr(self, "wanted", set())
         if wanted:
-            fits = [h for h in hits if h[2] is not None and wanted & {str(v) for v in h[2].values()
-                                                                      if isinstance(v, str)}]
-            hits = fits or hits
+            hits = [h for h in hits if wanted & _strings(h[2])] or hits
+        belongs = self._belongs(spec, {})
+        kind = param_kind(spec, param)
+        if belongs is not None and kind is not None:  # the guest's reservation, not another's
+            hits = [h for h in hits if belongs(kind, h[0], h[2])] or hits
         if not hits:
             return None
         source_entity = P.entity_of(name)
@@ -567,6 +647,7 @@ class Planner:
         args: dict[str, Any] = {}
         mentions: list[tuple[str, str, Any, dict[str, Any]]] = []
         words: dict[str, str] = {}
+        lookups: dict[str, Planned] = {}
         old = {m[0]: m for m in prev.mentions} if prev is not None else {}
         template = prev.template if prev is not None else self._template(spec, feeds)
         asked = set(placeholders(template)) if template is not None else set()
@@ -579,6 +660,8 @@ class Planner:
                 _, kind, value, info = old[param]
                 args[param] = value
                 mentions.append(old[param])
+                if prev is not None and param in prev.lookups:
+                    lookups[param] = prev.lookups[param]
                 if kind == "enum" and info.get("words"):
                     words[param] = info["words"]
                 continue
@@ -601,17 +684,25 @@ class Planner:
                 continue
             gkey = (spec.server, param)
             if gkey in self.given and param not in (redraw or ()) and rng.random() < 0.95 \
-                    and repr(self.given[gkey]) not in self.tried.get(param, ()):
-                value = self.given[gkey]
+                    and repr(self.given[gkey][0]) not in self.tried.get(param, ()):
+                value, kind, info = self.given[gkey]
                 args[param] = value
-                mentions.append((param, "id" if isinstance(value, str) else "value", value,
-                                 {"repeat": True}))
+                mentions.append((param, kind, value, {**info, "repeat": True}))
+                continue
+            found = self._lookup(spec, step, param, args, lookups) \
+                if rng.random() < self.lookup_rate else None
+            if found is not None:
+                value, info, call = found
+                if call is not None:
+                    lookups[param] = call
+                args[param] = value
+                mentions.append((param, "named", value, info))
                 continue
             got = None
             for _ in range(4):
                 got = user_value(spec, param, ctx, rng, args, past=self.past,
                                  wanted=self.wanted, params=self.params,
-                                 linked=self._linked(args))
+                                 belongs=self._belongs(spec, args))
                 if got is None or repr(got[0]) not in self.tried.get(param, ()):
                     break
             if got is None:
@@ -624,13 +715,89 @@ class Planner:
             mentions.append((param, kind, value, info))
             if w:
                 words[param] = w
-        return Planned(step, spec.name, args, mentions, words, intent=intent, template=template)
+        return Planned(step, spec.name, args, mentions, words, intent=intent, template=template,
+                       lookups=lookups)
 
-    def _linked(self, args: dict[str, Any]) -> set[str]:
-        """The ids and values the conversation has used so far (earlier calls and this one's
-        arguments): a new id is drawn, where it can be, from objects that hold one of them."""
-        used = [*(p.arguments for p in self.by_step.values()), args]
-        return {v for a in used for v in a.values() if isinstance(v, str)}
+    def _used(self, spec: ToolSpec, args: dict[str, Any]) -> list[tuple[str, Any]]:
+        """(entity kind, id) for every id the conversation has used on `spec`'s server, in order:
+        earlier calls, then this call's arguments so far."""
+        out = []
+        for p in [*(self.by_step[s] for s in sorted(self.by_step)), None]:
+            tool = self.reg.tool(p.tool) if p is not None else spec
+            if tool.server != spec.server:
+                continue
+            for param, value in (p.arguments if p is not None else args).items():
+                kind = param_kind(tool, param)
+                if kind is not None:
+                    out.extend((kind, v) for v in (value if isinstance(value, list) else [value])
+                               if isinstance(v, (str, int)) and not isinstance(v, bool))
+        return out
+
+    def _belongs(self, spec: ToolSpec, args: dict[str, Any]) -> Belonging | None:
+        """What fits the conversation's world on `spec`'s server (None: the conversation has no
+        id there yet, so anything does)."""
+        used = self._used(spec, args)
+        if not used:
+            return None
+        held = self.links.records(spec.server, self.c.script.seed)
+        mine = frozenset().union(*(held.get(f"{k}:{v}", frozenset()) for k, v in used))
+        return Belonging(held, mine, {str(v) for _, v in used}, self.c.ctx.attrs)
+
+    def _lookup(self, spec: ToolSpec, step: int, param: str, args: dict[str, Any],
+                pending: dict[str, Planned]) -> tuple[Any, dict[str, Any], Planned | None] | None:
+        """The user names the thing instead of giving its id: a listing of its kind, scoped by the
+        ids the conversation already uses (the customer's accounts), is called on the fork and one
+        listed object, told apart from the others by a field ("the account named 'Everyday'"),
+        gives the id. A listing the conversation already called with the same arguments (earlier,
+        or for another parameter of this call: `pending`) is read again instead of called twice.
+        Returns (id, mention info, the lookup call or None when it reuses one) or None when no
+        listing of the kind can be called with what the conversation knows, or none tells its
+        objects apart."""
+        kind = param_kind(spec, param)
+        schema = _base(spec.input_schema.get("properties", {}).get(param, {}))
+        if kind is None or schema.get("type") not in ("string", "integer"):
+            return None
+        known = dict(self._used(spec, args))  # kind -> the latest id of it
+        made = {(q.tool, canonical_json(q.arguments)): q
+                for q in [*(q for p in self.by_step.values() for q in p.lookups.values()),
+                          *pending.values()]}
+        belongs = self._belongs(spec, args)
+        bad = self.tried.get(param, set())
+        for tool, id_field in self.resolvers(self.reg.server(spec.server), kind):
+            rspec = self.reg.tool(tool)
+            feats = self.params(rspec)
+            scoped = {q: known[f.entity] for q, f in feats.items()
+                      if q not in PAGING and f.entity in known and f.type in ("string", "integer")}
+            if not set(rspec.required) <= set(scoped):
+                continue
+            tries = [scoped] + ([{q: scoped[q] for q in rspec.required}]
+                                if set(scoped) - set(rspec.required) else [])
+            for rargs in tries:
+                earlier = made.get((tool, canonical_json(rargs)))
+                if earlier is not None:
+                    result = earlier.result
+                else:
+                    logged = self.hub.call(tool, rargs, episode_id=self.fork)
+                    if not logged["ok"]:
+                        continue
+                    result = logged["result"]
+                hits = [h for h in _find_key(result, id_field)
+                        if h[2] is not None and isinstance(h[0], str if schema["type"] == "string" else int)
+                        and repr(h[0]) not in bad]
+                hits = [h for h in hits if h[0] not in args.values()] or hits
+                if belongs is not None:
+                    hits = [h for h in hits if belongs(kind, h[0], h[2])] or hits
+                order = self.rng.sample(hits[:8], min(len(hits), 8))
+                for value, _, item, siblings in order:
+                    descr = _descriptor(item, siblings or [], value)
+                    if descr is None:
+                        continue
+                    info = {"descr_field": descr[0], "descr": descr[1], "lookup": tool}
+                    if earlier is not None:
+                        return value, info, None
+                    return value, info, Planned(step, tool, dict(rargs), [], result=result,
+                                                intent="lookup")
+        return None
 
     def _template(self, spec: ToolSpec, feeds: dict[str, Edge]) -> str | None:
         """The user's request for this call, drawn from the tool's intents: one that mentions every

@@ -5,9 +5,12 @@ slips and recoveries included.
     teacher = ProgrammaticTeacher(slip_rate=0.06)
     outcome = await run_conversation(script, teacher, env)
 
-User turns render each planned call with a phrasing drawn from the tool's own (its docstring's
-first clause, verb-object variants) and its arguments in the user's words, so values the calls
-need are written verbatim. As the assistant it issues the planned calls one by one; with a small
+User turns render each planned call with one of the tool's written requests (data/intents) and
+its arguments in the user's words: a value the call needs is written, fed by an earlier result
+("the account you just found"), or, for an id a listing resolves, given by name ("the account
+named 'Everyday'"; `lookup_rate`), in which case the listing call goes into the turn's ground
+truth before the call that needs the id. As the assistant it issues the planned calls (lookups
+first) one by one; with a small
 seeded probability it slips (drops a required argument, misnames the tool) and repairs the call
 from the error message; with an enum removed from the offered schema it first sends the user's
 words and then a valid value the error lists. Deterministic for a seed.
@@ -22,8 +25,16 @@ from typing import Any
 from prove.synth import phrasing as P
 from prove.synth.intents import placeholders, tool_intents
 from prove.synth.machine import Action, Conversation, TeacherError
-from prove.synth.planner import Planned, Planner, ToolParams, user_value
-from prove.synth.sampling import param_kind
+from prove.synth.planner import (
+    LOOKUP_RATE,
+    Planned,
+    Planner,
+    Resolvers,
+    ToolParams,
+    turn_calls,
+    user_value,
+)
+from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["ProgrammaticTeacher", "Planned", "repair_call"]
 
@@ -79,19 +90,26 @@ class ProgrammaticTeacher:
 
     name = "programmatic"
 
-    def __init__(self, slip_rate: float = 0.06, attempts: int = 8) -> None:
+    def __init__(self, slip_rate: float = 0.06, attempts: int = 8,
+                 lookup_rate: float = LOOKUP_RATE) -> None:
         self.slip_rate = slip_rate
         self.attempts = attempts
+        self.lookup_rate = lookup_rate  # how often a user-given id is named and looked up instead
         self.params = ToolParams()  # each tool's parameters, read once for the run
+        self.resolvers = Resolvers()  # each server's listings by entity kind, read once for the run
+        self.links: StateLinks | None = None  # which ids of a seed's state belong together
         self._names: list[str] | None = None
         self._misses: dict[str, str | None] = {}
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "slip_rate": self.slip_rate, "attempts": self.attempts}
+        return {"name": self.name, "slip_rate": self.slip_rate, "attempts": self.attempts,
+                "lookup_rate": self.lookup_rate}
 
     # -- planning --------------------------------------------------------------------------
     async def prepare(self, convo: Conversation) -> None:
-        Planner(convo, self.attempts, self.params).run()
+        if self.links is None or self.links.registry is not convo.env.registry:
+            self.links = StateLinks(convo.env.registry)
+        Planner(convo, self.attempts, self.params, self.resolvers, self.links, self.lookup_rate).run()
 
     # -- user side -------------------------------------------------------------------------
     async def user_message(self, convo: Conversation, k: int) -> str:
@@ -179,7 +197,7 @@ class ProgrammaticTeacher:
         if spec.kind == "abstain":
             servers = [convo.env.registry.server(s) for s in convo.script.servers]
             return Action(text=P.abstain_reply(servers, rng), note="abstain")
-        plans: list[Planned] = convo.scratch["plans"][k]
+        plans: list[Planned] = turn_calls(convo.scratch["plans"][k])
         made, ok = convo.turn_calls(k), convo.successful(k)
         done = len(ok)
         if ok and ok[-1]["result"] != plans[done - 1].result:
@@ -252,7 +270,7 @@ class ProgrammaticTeacher:
 
     async def alternative(self, convo: Conversation, k: int, failed: dict[str, Any],
                           options: list[str]) -> Action | None:
-        plans: list[Planned] = convo.scratch["plans"][k]
+        plans: list[Planned] = turn_calls(convo.scratch["plans"][k])
         done = len(convo.successful(k))
         if done < len(plans) and plans[done].failed_first and plans[done].tool in options:
             p = plans[done]

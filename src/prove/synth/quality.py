@@ -29,10 +29,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from prove.env.registry import Registry
-from prove.env.types import entity_values, state_schema
 from prove.synth.intents import copied_run, word_runs
-from prove.synth.sampling import param_kind
+from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
            "VARIETY_WORDS", "quality_markdown", "flat_report"]
@@ -65,33 +63,9 @@ def lexical_variety(texts: Sequence[str], words: int = VARIETY_WORDS, seed: int 
             "distinct_2": round(len(set(pairs)) / max(1, len(pairs)), 4)}
 
 
-class Linker:
-    """Which ids of a seed's initial state are linked, per (server, seed): two ids are linked when
-    one record holds both (a reservation holds its guest's and its hotel's ids)."""
-
-    def __init__(self, registry: Registry) -> None:
-        self.registry = registry
-        self._records: dict[tuple[str, int], dict[str, frozenset[int]]] = {}
-
-    def records(self, server: str, seed: int) -> dict[str, frozenset[int]]:
-        """'kind:id' -> the records (numbered) of the seed's initial state that hold it."""
-        key = (server, seed)
-        if key not in self._records:
-            spec = self.registry.server(server)
-            schema = state_schema(spec.state_model)
-            holders: dict[str, set[int]] = {}
-            n = 0
-            for name, table in spec.initial_state(seed).model_dump(mode="json").items():
-                sub = schema.get("properties", {}).get(name, {})
-                if not isinstance(table, dict):
-                    continue
-                for record in table.values():
-                    n += 1
-                    for kind, value in entity_values(record, sub.get("additionalProperties", {}),
-                                                     schema.get("$defs", {})):
-                        holders.setdefault(f"{kind}:{value}", set()).add(n)
-            self._records[key] = {k: frozenset(v) for k, v in holders.items()}
-        return self._records[key]
+class Linker(StateLinks):
+    """Entity coherence of a conversation, over `StateLinks` (one record of the seed's initial
+    state holding two ids links them)."""
 
     def coherent(self, example: Mapping[str, Any]) -> bool | None:
         """True when, per server, the conversation's ids that exist in the initial state form one

@@ -20,13 +20,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prove.env.hub import Hub
+from prove.env.registry import Registry
 from prove.env.sampling import ValuePool
 from prove.env.tool import ToolSpec
-from prove.env.types import declared_entity, entity_values
+from prove.env.types import declared_entity, entity_values, state_schema
 from prove.graph.features import PAGING, singular
 from prove.synth.records import derived_rng
 
-__all__ = ["SamplingContext", "LiveSampler", "walk_scalars", "schema_enum", "kind_key", "param_kind"]
+__all__ = ["SamplingContext", "LiveSampler", "StateLinks", "walk_scalars", "schema_enum", "kind_key",
+           "param_kind"]
 
 
 def kind_key(kind: str) -> str:
@@ -285,3 +287,34 @@ class LiveSampler:
             ctx.calls.append({"name": name, "arguments": args, "server": server})
             ctx.add_result(len(ctx.calls) - 1, logged["result"],
                            self.hub.registry.tool(name).output_schema)
+
+
+class StateLinks:
+    """Which ids of a seed's initial state belong together: two ids are linked when one record of
+    the state holds both (a reservation holds its guest's and its hotel's ids; another guest's is
+    not linked to it). Ids are keyed ``"<kind>:<value>"``; built per (server, seed) on first use.
+    The planner prefers ids linked to the conversation's; `prove.synth.quality` measures it."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self._records: dict[tuple[str, int], dict[str, frozenset[int]]] = {}
+
+    def records(self, server: str, seed: int) -> dict[str, frozenset[int]]:
+        """'kind:id' -> the records (numbered) of the seed's initial state that hold it."""
+        key = (server, seed)
+        if key not in self._records:
+            spec = self.registry.server(server)
+            schema = state_schema(spec.state_model)
+            holders: dict[str, set[int]] = {}
+            n = 0
+            for name, table in spec.initial_state(seed).model_dump(mode="json").items():
+                sub = schema.get("properties", {}).get(name, {})
+                if not isinstance(table, dict):
+                    continue
+                for record in table.values():
+                    n += 1
+                    for kind, value in entity_values(record, sub.get("additionalProperties", {}),
+                                                     schema.get("$defs", {})):
+                        holders.setdefault(f"{kind}:{value}", set()).add(n)
+            self._records[key] = {k: frozenset(v) for k, v in holders.items()}
+        return self._records[key]
