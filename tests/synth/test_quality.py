@@ -108,3 +108,24 @@ def test_a_written_request_is_filled_with_mentions() -> None:
     hidden = fill_request("send {amount} from {from_account_id}", mentions[:2], entities, rng,
                           withheld="from_account_id")
     assert hidden == "Send 25 from my account" and "ACC-0001" not in hidden
+
+
+def test_the_user_says_who_they_are_like_a_person() -> None:
+    """"I'm {customer_id}" reads "my customer ID is SHC-0019" or "I'm customer SHC-0019", a named
+    customer "I'm Beatriz Haddad", a withheld one "I'm a customer here"; never "I'm SHC-0019"."""
+    import random
+
+    from prove.synth.phrasing import fill_request
+
+    entities = {"customer_id": "customer", "sku": "product"}
+    template = "Take {sku} out of my cart. I'm {customer_id}."
+    sku = ("sku", "id", "SKU-0001", {})
+    for seed in range(6):
+        text = fill_request(template, [sku, ("customer_id", "id", "SHC-0019", {})], entities,
+                            random.Random(seed))
+        assert "SHC-0019" in text and "I'm SHC-0019" not in text
+        assert text.endswith(("My customer ID is SHC-0019.", "I'm customer SHC-0019."))
+    named = ("customer_id", "named", "SHC-0019", {"descr_field": "name", "descr": "Beatriz Haddad"})
+    assert fill_request(template, [sku, named], entities, random.Random(0)).endswith("I'm Beatriz Haddad.")
+    hidden = fill_request(template, [sku], entities, random.Random(0), withheld="customer_id")
+    assert hidden.endswith("I'm a customer here.")

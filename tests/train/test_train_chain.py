@@ -83,15 +83,16 @@ def _pair(conversations: list[dict[str, Any]], tokenizer: Any) -> list[dict[str,
 
 @pytest.fixture(scope="module")
 def chain_examples(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
-    """A synthesis run of its own (16 multi-turn conversations, ~1 s): enough first turns that two
+    """A synthesis run of its own (24 multi-turn conversations, ~2 s): enough first turns that two
     call the same tool with different values (the session's 6 have none; SFT on one tool and GRPO
-    on another leaves every rollout equally wrong)."""
+    on another leaves every rollout equally wrong). Ids are written, not named (`lookup_rate=0`):
+    a named id puts a lookup before the call, and this test wants first turns of one call."""
     from prove.synth.pipeline import SynthConfig, synthesize
 
     out = tmp_path_factory.mktemp("chain-synth")
-    synthesize(SynthConfig(sizes={"multi_turn": 16, "clarification": 0, "abstention": 0}, seed=3,
+    synthesize(SynthConfig(sizes={"multi_turn": 24, "clarification": 0, "abstention": 0}, seed=3,
                            n_chains=60, n_worlds=2, servers=("banking", "email", "shop"), chunk_size=8,
-                           val_fraction=0.25, workers=1), out)
+                           val_fraction=0.25, workers=1, lookup_rate=0.0), out)
     with (out / "examples.jsonl").open() as fh:
         return [json.loads(line) for line in fh]
 

@@ -377,6 +377,9 @@ def _vague(param: str, entity: str | None, number: bool) -> str:
     return "some" if number else f"a {humanize(param)}"
 
 
+_ME = re.compile(r"\b(I'm|I am|this is|it's) \{([a-z_][a-z0-9_]*)\}")  # the user says who they are
+
+
 def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str, Any]]],
                  entities: dict[str, str | None], rng: random.Random, withheld: str | None = None,
                  numbers: frozenset[str] = frozenset()) -> str:
@@ -397,7 +400,32 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
         _, kind, value, info = got
         return _short_mention(param, value, kind, entities.get(param), rng, **info)
 
-    text = PLACEHOLDER.sub(sub, template)
+    def me(match: re.Match[str]) -> str:
+        """"I'm {user_id}": the user says who they are the way people do ("my user ID is
+        USR-0004", "I'm Beatriz Haddad"), not "I'm USR-0004"."""
+        lead, param = match.group(1), match.group(2)
+        entity = entities.get(param)
+        got = by_param.get(param)
+        if entity is None or (got is None and param != withheld):
+            return match.group(0)
+        noun = entity.replace("_", " ")
+        if param == withheld:
+            return f"{lead} a {noun} here"
+        placed.add(param)
+        _, kind, value, info = got  # type: ignore[misc]
+        if kind == "named" and _described_as(info["descr_field"]) == "named":
+            return f"{lead} {info['descr']}"
+        if kind == "id":
+            text = render_value(value)
+            start = not match.string[:match.start()].strip() or match.string[:match.start()].rstrip()[-1] in ".?!"
+            if "@" in text:
+                return rng.choice((f"{lead} {text}", f"{'M' if start else 'm'}y email is {text}"))
+            return rng.choice((f"{'M' if start else 'm'}y {noun} ID is {text}", f"{lead} {noun} {text}"))
+        if kind == "result-single":
+            return rng.choice((f"{lead} the {noun} from before", f"{lead} still the same {noun}"))
+        return f"{lead} {_short_mention(param, value, kind, entity, rng, **info)}"
+
+    text = PLACEHOLDER.sub(sub, _ME.sub(me, template))
     rest = [mention(m[0], m[2], m[1], rng, **m[3]) for m in mentions
             if m[0] not in placed and m[0] != withheld]
     if rest:

@@ -37,6 +37,7 @@ from prove.synth.export import (
 )
 from prove.synth.machine import Outcome, SynthEnv, Teacher, run_conversation
 from prove.synth.perturb import ChainPool, PerturbationRates, build_script
+from prove.synth.planner import LOOKUP_RATE
 from prove.synth.quality import Linker, bfcl_reference, quality_report, turn_summary
 from prove.synth.records import KINDS, dumps, sha256_text
 from prove.synth.validate import MAX_ERROR_RATE, check_example
@@ -67,6 +68,7 @@ class SynthConfig:
     temperature: float = 0.0
     concurrency: int = 8  # concurrent conversations per worker (openai teacher)
     slip_rate: float = 0.06
+    lookup_rate: float = LOOKUP_RATE  # ids the user names instead of giving (a lookup call is added)
     max_retries: int = 2
     max_error_rate: float = MAX_ERROR_RATE
     val_fraction: float = 0.1
@@ -195,7 +197,7 @@ def _make_teacher(cfg: SynthConfig) -> Teacher:
     if cfg.teacher == "programmatic":
         from prove.synth.programmatic import ProgrammaticTeacher
 
-        return ProgrammaticTeacher(slip_rate=cfg.slip_rate)
+        return ProgrammaticTeacher(slip_rate=cfg.slip_rate, lookup_rate=cfg.lookup_rate)
     if cfg.teacher == "openai":
         from prove.synth.openai_teacher import OpenAITeacher
 

@@ -105,9 +105,10 @@ class ToolParams:
 
 class Resolvers:
     """Per (server, entity kind): the listings that show things of that kind by name, as
-    (tool, the listed objects' id field). A listing qualifies when it is a read that pages, each
-    listed object's own id is of the kind, and it takes no id of that kind itself (the children of
-    a page are not a way to find a page by name). Read once per server for the run."""
+    (tool, the listed objects' id field). A listing qualifies when it is a read that pages, is
+    about the kind (`focus`: a review listing's objects start with the guest's id but describe
+    reviews), each listed object's own id is of the kind, and it takes no id of that kind itself
+    (the children of a page are not a way to find a page by name). Read once per server."""
 
     def __init__(self) -> None:
         self._by_server: dict[str, dict[str, list[tuple[str, str]]]] = {}
@@ -120,7 +121,8 @@ class Resolvers:
                 if f.write or not f.pages:
                     continue
                 for o in f.fields:
-                    if o.entity and o.in_list and o.path in f.primary and o.entity not in f.kinds_in:
+                    if o.entity and o.in_list and o.path in f.primary and o.entity not in f.kinds_in \
+                            and o.entity in f.focus:
                         found.setdefault(o.entity, []).append((f.name, o.name))
         return found.get(kind, [])
 
