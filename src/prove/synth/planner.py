@@ -9,12 +9,13 @@ user names a thing instead of giving its id; a listing of its kind, scoped by th
 ids, resolves it and becomes a call of the turn, `Planned.lookups`), from the live sampling context
 (ids, cities, emails that exist), the schema (enums, bounds) and the simulated clock (dates). A new
 id is preferred where it belongs with the ids the conversation already uses (one record of the
-seed's state holds both, `StateLinks`: the guest's own reservation, the customer's account). A step that fails is retried: the error is read like a careful assistant reads it
-(valid values it lists, parameters it asks for, the states it wants) and the named parameters are
-drawn again. A read that cannot succeed is replaced by an alternative tool from the graph (the
-failed call is kept so the conversation shows the switch); a step that still fails ends the
-conversation early when what came before is a complete example, and otherwise the chain is
-infeasible on this seed. Deterministic: every draw uses the example's own random stream.
+seed's state holds both, `StateLinks`: the guest's own reservation, the customer's account).
+
+A step that fails is retried: the error is read like a careful assistant reads it (valid values it
+lists, parameters it asks for, the states it wants) and the named parameters are drawn again. A
+read that cannot succeed is replaced by an alternative tool from the graph (the failed call is kept
+so the conversation shows the switch); a step that still fails ends the conversation early when
+what came before is a complete example, and otherwise the chain is infeasible on this seed. Deterministic: every draw uses the example's own random stream.
 """
 
 from __future__ import annotations
