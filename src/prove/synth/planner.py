@@ -423,6 +423,11 @@ class Planner:
         self.fork = f"{convo.script.example_id}/plan"
         self.by_step: dict[int, Planned] = {}
         self.given: dict[tuple[str, str], tuple[Any, str, dict[str, Any]]] = {}
+        turns = convo.script.turns
+        # the call a clarification is about: its ids are written (one of them is withheld and
+        # asked for), not named, or nothing would be left to withhold
+        self.asked_step = next((turns[k + 1].steps[0] for k, t in enumerate(turns[:-1])
+                                if t.kind == "clarify" and turns[k + 1].steps), None)
         # (server, param) -> (value, mention kind, info) the user gave, for reuse in later steps
 
     def run(self) -> None:
@@ -693,7 +698,7 @@ class Planner:
                 mentions.append((param, kind, value, {**info, "repeat": True}))
                 continue
             found = self._lookup(spec, step, param, args, lookups) \
-                if rng.random() < self.lookup_rate else None
+                if rng.random() < self.lookup_rate and step != self.asked_step else None
             if found is not None:
                 value, info, call = found
                 if call is not None:
