@@ -417,7 +417,8 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
             return f"{lead} {info['descr']}"
         if kind == "id":
             text = render_value(value)
-            start = not match.string[:match.start()].strip() or match.string[:match.start()].rstrip()[-1] in ".?!"
+            before = match.string[:match.start()].rstrip()
+            start = not before or before[-1] in ".?!"
             if "@" in text:
                 return rng.choice((f"{lead} {text}", f"{'M' if start else 'm'}y email is {text}"))
             return rng.choice((f"{'M' if start else 'm'}y {noun} ID is {text}", f"{lead} {noun} {text}"))

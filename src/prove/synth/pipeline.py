@@ -40,6 +40,7 @@ from prove.synth.perturb import ChainPool, PerturbationRates, build_script
 from prove.synth.planner import LOOKUP_RATE
 from prove.synth.quality import Linker, bfcl_reference, quality_report, turn_summary
 from prove.synth.records import KINDS, dumps, sha256_text
+from prove.synth.sampling import StateLinks
 from prove.synth.validate import MAX_ERROR_RATE, check_example
 
 __all__ = ["SynthConfig", "SynthResult", "Worker", "synthesize", "asynthesize", "PAPER_SIZES",
@@ -151,7 +152,8 @@ class Worker:
         graph = ToolGraph(registry, graph_rows)
         env = SynthEnv(hub, graph, LiveSampler(hub), max_retries=cfg.max_retries)
         pool = ChainPool([Chain.from_mapping(c) for c in chains], registry)
-        return cls(cfg, env, pool, _make_teacher(cfg), Linker(registry))
+        linker = Linker(registry)  # one record index per process: the teacher's and the measure's
+        return cls(cfg, env, pool, _make_teacher(cfg, linker), linker)
 
     async def example(self, kind: str, index: int) -> dict[str, Any]:
         """Example `index` of `kind`: generated, validated and, when kept, exported."""
@@ -193,11 +195,11 @@ class Worker:
         return list(await asyncio.gather(*(guarded(i) for i in range(start, stop))))
 
 
-def _make_teacher(cfg: SynthConfig) -> Teacher:
+def _make_teacher(cfg: SynthConfig, links: StateLinks | None = None) -> Teacher:
     if cfg.teacher == "programmatic":
         from prove.synth.programmatic import ProgrammaticTeacher
 
-        return ProgrammaticTeacher(slip_rate=cfg.slip_rate, lookup_rate=cfg.lookup_rate)
+        return ProgrammaticTeacher(slip_rate=cfg.slip_rate, lookup_rate=cfg.lookup_rate, links=links)
     if cfg.teacher == "openai":
         from prove.synth.openai_teacher import OpenAITeacher
 

@@ -707,10 +707,10 @@ class Planner:
                 mentions.append((param, "named", value, info))
                 continue
             got = None
+            belongs = self._belongs(spec, args)
             for _ in range(4):
                 got = user_value(spec, param, ctx, rng, args, past=self.past,
-                                 wanted=self.wanted, params=self.params,
-                                 belongs=self._belongs(spec, args))
+                                 wanted=self.wanted, params=self.params, belongs=belongs)
                 if got is None or repr(got[0]) not in self.tried.get(param, ()):
                     break
             if got is None:

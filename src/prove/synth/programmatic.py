@@ -10,10 +10,9 @@ its arguments in the user's words: a value the call needs is written, fed by an 
 ("the account you just found"), or, for an id a listing resolves, given by name ("the account
 named 'Everyday'"; `lookup_rate`), in which case the listing call goes into the turn's ground
 truth before the call that needs the id. As the assistant it issues the planned calls (lookups
-first) one by one; with a small
-seeded probability it slips (drops a required argument, misnames the tool) and repairs the call
-from the error message; with an enum removed from the offered schema it first sends the user's
-words and then a valid value the error lists. Deterministic for a seed.
+first) one by one; with a small seeded probability it slips (drops a required argument, misnames
+the tool) and repairs the call from the error message; with an enum removed from the offered schema
+it first sends the user's words and then a valid value the error lists. Deterministic for a seed.
 """
 
 from __future__ import annotations
@@ -91,13 +90,13 @@ class ProgrammaticTeacher:
     name = "programmatic"
 
     def __init__(self, slip_rate: float = 0.06, attempts: int = 8,
-                 lookup_rate: float = LOOKUP_RATE) -> None:
+                 lookup_rate: float = LOOKUP_RATE, links: StateLinks | None = None) -> None:
         self.slip_rate = slip_rate
         self.attempts = attempts
         self.lookup_rate = lookup_rate  # how often a user-given id is named and looked up instead
         self.params = ToolParams()  # each tool's parameters, read once for the run
         self.resolvers = Resolvers()  # each server's listings by entity kind, read once for the run
-        self.links: StateLinks | None = None  # which ids of a seed's state belong together
+        self.links = links  # which ids of a seed's state belong together (built on first use)
         self._names: list[str] | None = None
         self._misses: dict[str, str | None] = {}
 
