@@ -175,6 +175,10 @@ class Profile:
     """The file's stem."""
     device: Literal["cpu", "cuda"]
     """The machine the profile is sized for (its sections say what that means; nothing reads this)."""
+    thinking: bool
+    """Thinking mode for every model the profile prompts (teacher, classifier, rollouts, held-out,
+    BFCL, τ², T-Eval): one setting, applied through ``prove.llm.families.chat_template_kwargs``;
+    true for a family without a thinking mode is an error before anything starts."""
     env: EnvSettings
     graph: GraphSettings
     teacher: TeacherSettings
