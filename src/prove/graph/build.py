@@ -15,6 +15,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 
@@ -40,6 +41,7 @@ async def classify_pairs(
     cache: str | Path | None = DEFAULT_CACHE,
     max_tokens: int = 96,
     concurrency: int = 4,
+    chat_template_kwargs: dict[str, Any] | None = None,
 ) -> list[Judgement]:
     """Judge `pairs` with the named classifier; "llm" without an endpoint serves SmolLM2 locally."""
     if classifier not in CLASSIFIERS:
@@ -51,17 +53,17 @@ async def classify_pairs(
         if not model:
             raise ValueError("an LLM endpoint needs --model (the name the server knows it by)")
         clf = LLMClassifier(endpoint, model, cache=cache, max_tokens=max_tokens,
-                            concurrency=concurrency)
+                            concurrency=concurrency, chat_template_kwargs=chat_template_kwargs)
         return await clf.classify(pairs)
-    from prove.llm.server import LocalLLMServer
+    from prove.llm.vllm import serve_local
     from prove.llm.weights import converted_model_dir
 
     clf = LLMClassifier("http://127.0.0.1:0/v1", converted_model_dir().name, cache=cache,
                         max_tokens=max_tokens, concurrency=concurrency)
     if clf.all_cached(pairs):  # a rebuild from the cache needs no model at all
         return await clf.classify(pairs)
-    with LocalLLMServer() as llm:
-        clf.base_url, clf.model = llm.base_url, llm.model
+    with serve_local() as served:  # SmolLM2 through vLLM's CPU build
+        clf.base_url, clf.model = served.endpoint.base_url, served.endpoint.model
         return await clf.classify(pairs)
 
 
@@ -76,13 +78,15 @@ async def abuild_graph(
     registry: Registry | None = None,
     max_tokens: int = 96,
     concurrency: int = 4,
+    chat_template_kwargs: dict[str, Any] | None = None,
 ) -> nx.MultiDiGraph:
     """The graph over `servers` (default: all); with `out`, writes tool_graph.json and edges.csv."""
     registry = registry or load_registry()
     names = sorted(servers) if servers else sorted(registry.servers)
     judgements = await classify_pairs(classifier, tool_pairs(registry, names), endpoint=endpoint,
                                       model=model, cache=cache, max_tokens=max_tokens,
-                                      concurrency=concurrency)
+                                      concurrency=concurrency,
+                                      chat_template_kwargs=chat_template_kwargs)
     g = tool_graph(registry, judgements, names)
     if out is not None:
         out = Path(out)

@@ -180,11 +180,15 @@ class LLMClassifier:
         batch_size: int = 64,
         max_tries: int = 2,
         request_timeout: float = 300.0,
+        chat_template_kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.base_url, self.model = base_url, model
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.api_key = api_key
         self.cache = cache if isinstance(cache, JudgementCache) else JudgementCache(cache)
         self.cache_model = cache_model or model
+        if self.chat_template_kwargs:  # a thinking answer is another answer: its own cache entries
+            self.cache_model += "|" + json.dumps(self.chat_template_kwargs, sort_keys=True)
         self.name = f"llm:{self.cache_model}"
         self.max_tokens, self.temperature, self.seed = max_tokens, temperature, seed
         self.concurrency, self.batch_size = max(1, concurrency), max(1, batch_size)
@@ -240,6 +244,8 @@ class LLMClassifier:
                     resp = await client.chat.completions.create(
                         model=self.model, messages=messages, max_tokens=self.max_tokens,
                         temperature=self.temperature, seed=self.seed + attempt - 1,
+                        **({"extra_body": {"chat_template_kwargs": self.chat_template_kwargs}}
+                           if self.chat_template_kwargs else {}),
                     )
                 text = (resp.choices[0].message.content or "") if resp.choices else ""
             except Exception as exc:  # transport/server failure: retried, then "none", not cached

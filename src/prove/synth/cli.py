@@ -71,9 +71,11 @@ def run(args: argparse.Namespace) -> int:
         from prove.llm.teacher import teacher_endpoint
         from prove.profiles import load_profile
 
-        with teacher_endpoint(load_profile(args.profile).teacher, cfg.base_url or None,
-                              cfg.model or None) as llm:
+        prof = load_profile(args.profile)
+        with teacher_endpoint(prof.teacher, cfg.base_url or None, cfg.model or None,
+                              thinking=prof.thinking) as llm:
             cfg.base_url, cfg.model = llm.base_url, llm.model
+            cfg.chat_template_kwargs = dict(llm.chat_template_kwargs or {})
             result = synthesize(cfg, args.out, progress=progress)
     else:
         result = synthesize(cfg, args.out, progress=progress)

@@ -43,8 +43,9 @@ class OpenAITeacher:
 
     def __init__(self, base_url: str, model: str, *, api_key: str = "EMPTY", max_tokens: int = 256,
                  temperature: float = 0.0, seed: int = 0, timeout: float = 120.0,
-                 client: Any = None) -> None:
+                 client: Any = None, chat_template_kwargs: dict[str, Any] | None = None) -> None:
         self.base_url, self.model = base_url, model
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self.max_tokens, self.temperature, self.seed = max_tokens, temperature, seed
         if client is None:
             import openai
@@ -55,8 +56,11 @@ class OpenAITeacher:
         self.requests = 0
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "model": self.model, "temperature": self.temperature,
-                "max_tokens": self.max_tokens}
+        out = {"name": self.name, "model": self.model, "temperature": self.temperature,
+               "max_tokens": self.max_tokens}
+        if self.chat_template_kwargs:
+            out["chat_template_kwargs"] = dict(self.chat_template_kwargs)
+        return out
 
     async def prepare(self, convo: Conversation) -> None:
         for k, turn in enumerate(convo.script.turns):
@@ -86,6 +90,8 @@ class OpenAITeacher:
                                   "seed": self.seed}
         if tools:
             kwargs["tools"] = tools
+        if self.chat_template_kwargs:  # the profile's thinking mode (Qwen3: enable_thinking)
+            kwargs["extra_body"] = {"chat_template_kwargs": self.chat_template_kwargs}
         self.requests += 1
         try:
             resp = await self.client.chat.completions.create(**kwargs)

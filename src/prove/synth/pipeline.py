@@ -64,6 +64,8 @@ class SynthConfig:
     teacher: str = "programmatic"  # or "openai"
     base_url: str = ""
     model: str = ""
+    chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Sent with every teacher request (the profile's thinking mode); recorded in each example's teacher."""
     api_key: str = "EMPTY"
     max_tokens: int = 256
     temperature: float = 0.0
@@ -97,7 +99,8 @@ class SynthConfig:
     def data_fields(self) -> dict[str, Any]:
         """The settings that shape the data (recorded on the card; no worker counts)."""
         out = asdict(self)
-        for key in ("workers", "chunk_size", "overshoot", "api_key", "concurrency", "base_url"):
+        for key in ("workers", "chunk_size", "overshoot", "api_key", "concurrency", "base_url",
+                    "chat_template_kwargs"):
             out.pop(key)
         out["servers"] = list(self.servers) if self.servers else None
         return out
@@ -206,7 +209,8 @@ def _make_teacher(cfg: SynthConfig, links: StateLinks | None = None) -> Teacher:
         if not cfg.base_url or not cfg.model:
             raise ValueError("the openai teacher needs base_url and model")
         return OpenAITeacher(cfg.base_url, cfg.model, api_key=cfg.api_key,
-                             max_tokens=cfg.max_tokens, temperature=cfg.temperature, seed=cfg.seed)
+                             max_tokens=cfg.max_tokens, temperature=cfg.temperature, seed=cfg.seed,
+                             chat_template_kwargs=cfg.chat_template_kwargs)
     raise ValueError(f"unknown teacher {cfg.teacher!r}; use 'programmatic' or 'openai'")
 
 
