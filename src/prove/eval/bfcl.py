@@ -138,6 +138,9 @@ class BFCLConfig:
     that hits it fails, exactly as at bfcl's own limit."""
     timeout_s: float | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
+    no_think: bool = False
+    """The model has a thinking switch and the profile's thinking is off: the completions-route
+    handler's prompt gets the empty think block Qwen3's template adds (``NO_THINK_SUFFIX``)."""
 
     def __post_init__(self) -> None:
         if "_" in self.label or "/" in self.label:
@@ -239,7 +242,8 @@ def self_check(categories: Sequence[str] = CATEGORIES) -> list[dict[str, Any]]:
 
 def _model_entry(cfg: BFCLConfig, endpoint: Endpoint) -> dict[str, Any]:
     return {"registry": registry_name(cfg.label), "model_name": endpoint.model, "handler": cfg.handler,
-            "is_fc_model": cfg.is_fc_model, "max_new_tokens": cfg.max_new_tokens}
+            "is_fc_model": cfg.is_fc_model, "max_new_tokens": cfg.max_new_tokens,
+            "no_think": cfg.no_think}
 
 
 def _child_env(cfg: BFCLConfig, endpoint: Endpoint, serving: bool) -> dict[str, str]:
@@ -394,11 +398,30 @@ class _CappedClient:
         return getattr(self._client, name)
 
 
-def _handler_class(name: str, cap: int | None) -> type:
+NO_THINK_SUFFIX = "<think>\n\n</think>\n\n"
+"""What Qwen3's own chat template appends after the assistant header when ``enable_thinking`` is
+false; bfcl's completions-route handlers format the prompt themselves and never add it."""
+
+
+def _handler_class(name: str, cap: int | None, no_think: bool = False) -> type:
     import importlib
 
     module, _, attr = HANDLERS.get(name, name).partition(":")
     cls = getattr(importlib.import_module(module), attr)
+    if no_think and name not in CHAT_HANDLERS:  # the profile's thinking mode: off
+        # bfcl's handlers enforce @override (overrides.EnforceOverrides)
+        from typing_extensions import override
+
+        base = cls
+
+        class NoThink(base):  # type: ignore[misc, valid-type]
+            @override
+            def _format_prompt(self, messages: Any, function: Any) -> str:
+                prompt = super()._format_prompt(messages, function)
+                return prompt if prompt.endswith(NO_THINK_SUFFIX) else prompt + NO_THINK_SUFFIX
+
+        NoThink.__name__ = f"NoThink{cls.__name__}"
+        cls = NoThink
     if cap is None:
         return cls
     class Capped(cls):  # type: ignore[misc, valid-type]
@@ -418,7 +441,8 @@ def register_models(specs: Sequence[dict[str, Any]]) -> list[str]:
     for spec in specs:
         MODEL_CONFIG_MAPPING[spec["registry"]] = ModelConfig(
             model_name=spec["model_name"], display_name=spec["registry"], url="", org="PROVE",
-            license="", model_handler=_handler_class(spec["handler"], spec.get("max_new_tokens")),
+            license="", model_handler=_handler_class(spec["handler"], spec.get("max_new_tokens"),
+                                                     bool(spec.get("no_think"))),
             is_fc_model=spec["is_fc_model"], underscore_to_dot=spec["handler"] in CHAT_HANDLERS)
         names.append(spec["registry"])
     return names

@@ -45,6 +45,12 @@ class EvalPlan:
     `vllm:<model>` (served with vLLM for the run) or a litellm id (see `Tau2Config.user_llm`)."""
     tau2_user_llm_args: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
     tau2_agent_llm_args: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
+    placement: Any = None
+    """``prove.eval.placement.Placement`` of 06's served models: the user simulator's slot when 06
+    serves it (``tau2_user_llm: vllm:<model>``); None: that model's defaults."""
+    thinking: bool = False
+    """The profile's thinking mode, for BFCL's prompt-formatting handlers (the served models apply it
+    to every chat request themselves)."""
     """litellm arguments of the policy's requests (e.g. max_tokens on CPU); api_base is the endpoint's."""
     tau2_max_steps: int = 200
     """τ²'s cap on messages per conversation (its default 200); a conversation that hits it scores 0."""
@@ -70,6 +76,17 @@ class EvalPlan:
         return cls(**merged)
 
 
+def _no_think(model: str, thinking: bool) -> bool:
+    """True when ``model``'s family has a thinking switch that the profile turns off."""
+    from prove.llm.families import check_thinking, family_of_model
+
+    fam = family_of_model(model)
+    if fam is None:
+        return False
+    check_thinking(fam, thinking)
+    return fam.has_thinking and not thinking
+
+
 def run_label(model: str, variant: str) -> str:
     return f"{model}-{variant}".replace("_", "-").replace("/", "-").replace(".", "")
 
@@ -77,8 +94,11 @@ def run_label(model: str, variant: str) -> str:
 def evaluate_tau2(model: str, variant: str, endpoint: Endpoint, plan: EvalPlan) -> list[dict[str, Any]]:
     """τ²-bench on `plan`'s slice against `endpoint`: one row per domain (pass^1..4), raw runs under
     results_dir/tau2/<label>/. `long_rows(model, variant, tau2=...)` turns them into the comparison rows."""
+    user_serve = None
+    if plan.placement is not None and plan.tau2_user_llm.startswith("vllm:"):
+        user_serve = plan.placement.vllm_config("user_simulator")
     cfg = Tau2Config(label=run_label(model, variant), domains=plan.tau2_domains, num_trials=plan.tau2_trials,
-                     task_ids=plan.tau2_task_ids, user_llm=plan.tau2_user_llm,
+                     task_ids=plan.tau2_task_ids, user_llm=plan.tau2_user_llm, user_serve=user_serve,
                      user_llm_args=dict(plan.tau2_user_llm_args), agent_llm_args=dict(plan.tau2_agent_llm_args),
                      max_steps=plan.tau2_max_steps, max_concurrency=plan.tau2_max_concurrency,
                      results_dir=Path(plan.results_dir) / "tau2" / run_label(model, variant))
@@ -99,7 +119,8 @@ def evaluate_model(model: str, variant: str, endpoint: Endpoint, plan: EvalPlan)
                          # its project, and a child knows only the model it registered
                          project_dir=out / "bfcl" / label, num_threads=plan.bfcl_num_threads,
                          max_new_tokens=plan.bfcl_max_new_tokens,
-                         max_steps_per_turn=plan.bfcl_max_steps_per_turn)
+                         max_steps_per_turn=plan.bfcl_max_steps_per_turn,
+                         no_think=_no_think(spec.hf_id if spec else model, plan.thinking))
         adapter = BFCL(cfg)
         adapter.run(endpoint)
         result["bfcl"] = adapter.score()

@@ -158,6 +158,9 @@ class Tau2Config:
     the older leaderboard runs', or "openai/<name>" with `user_llm_args={"api_base": ...}`). The user
     model changes scores: keep it fixed across the checkpoints compared, and report it."""
     user_llm_args: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
+    user_serve: Any = None
+    """A ``prove.llm.vllm.VLLMConfig`` for a ``vllm:<model>`` simulator (its GPUs, tensor parallel
+    size, context and thinking mode from 06's placement plan); None: defaults for that model."""
     agent_llm_args: dict[str, Any] = field(default_factory=lambda: {"temperature": 0.0})
     task_split: str | None = None
     """A τ² task set name (v0.2.0: the domain names, `telecom_small`, `telecom_full`); None: the domain's."""
@@ -464,10 +467,17 @@ def self_check(domains: Sequence[str] = ("mock", "retail"), max_tasks: int | Non
 def served_user(cfg: Tau2Config) -> Iterator[tuple[str, dict[str, Any]]]:
     """(litellm id, args) of the user simulator, serving it for the duration when the config asks to."""
     if cfg.user_llm == LOCAL_USER or cfg.user_llm.startswith(VLLM_USER):
-        from prove.eval.served import VLLMConfig, serve_local, serve_vllm
+        from prove.llm.vllm import VLLMConfig, serve_local, serve_vllm
 
-        server = (serve_local() if cfg.user_llm == LOCAL_USER
-                  else serve_vllm(VLLMConfig(model=cfg.user_llm.removeprefix(VLLM_USER))))
+        model = cfg.user_llm.removeprefix(VLLM_USER)
+        if cfg.user_llm == LOCAL_USER:
+            server = serve_local()
+        elif cfg.user_serve is not None:
+            if cfg.user_serve.model != model:
+                raise ValueError(f"user_serve serves {cfg.user_serve.model!r} but user_llm is {cfg.user_llm!r}")
+            server = serve_vllm(cfg.user_serve)
+        else:
+            server = serve_vllm(VLLMConfig(model=model))
         with server as served:
             ep = served.endpoint
             yield agent_model_id(ep), {**cfg.user_llm_args, "api_base": ep.base_url, "api_key": ep.api_key}
