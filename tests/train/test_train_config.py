@@ -175,3 +175,30 @@ def test_an_interrupted_trainer_is_stopped_with_every_process_it_started(tmp_pat
     else:
         pytest.fail(f"the trainer's worker {seen[0]} is still running")
     assert "step:1" in paths.log.read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [p.stem for p in sorted(CONFIG_DIR.glob("*.yaml"))
+                                  if "name" in (yaml.safe_load(p.read_text()) or {})])
+def test_every_config_bounds_the_rollout_context_to_prompt_plus_response(name: str, tmp_path: Path) -> None:
+    """VERL leaves rollout.max_model_len null: vLLM then sizes its KV cache for the model's whole
+    context window (Granite 4.1's is very long). Every config composes with a bound that still
+    holds a full prompt and response."""
+    need_verl()
+    from prove.train.compose import check_variant
+
+    rollout = check_variant(load_train_config(name), "default", tmp_path).actor_rollout_ref.rollout
+    assert rollout.max_model_len is not None
+    assert rollout.max_model_len >= rollout.prompt_length + rollout.response_length
+
+
+def test_a_max_model_len_below_prompt_plus_response_is_refused() -> None:
+    import dataclasses
+
+    from prove.train.launch import MAX_MODEL_LEN_KEY, max_model_len
+
+    cfg = load_train_config("granite-4.1-8b")
+    assert max_model_len(cfg) == 8192 + 8192  # grpo.yaml's data.max_prompt/response_length
+    small = dataclasses.replace(cfg, verl={**cfg.verl, MAX_MODEL_LEN_KEY: 4096})
+    with pytest.raises(ValueError, match="max_model_len=4096 is below prompt_length 8192 \\+ response_length 8192"):
+        max_model_len(small)

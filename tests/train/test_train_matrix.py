@@ -111,3 +111,72 @@ def test_an_sft_run_gets_enough_epochs_to_reach_its_step_cap_and_save(tmp_path: 
     assert launch(load_train_config("smollm2-135m-laptop"), "sft", dry_run=True, results_dir=tmp_path, out=out) == 0
     command = out.getvalue()
     assert "trainer.total_training_steps=32" in command and "trainer.total_epochs=32" in command
+
+
+def test_every_dry_run_line_is_a_comment_or_a_command_prove_train_accepts(
+        capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    """The paper's dry run is pasteable: each job prints as a shell line that `prove train` parses
+    (the ablations' rate is ``--lr-key pick``: picked on validation when the job starts)."""
+    import shlex
+
+    from prove.train.cli import build_parser
+
+    results = tmp_path / "my results"  # a space: the commands must quote it
+    assert main(["--profile", "paper", "--dry-run", "--results-dir", str(results)]) == 0
+    commands = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("#")]
+    assert len(commands) == 4 * 11
+    parser = build_parser(exit_on_error=False)
+    for line in commands:
+        argv = shlex.split(line)
+        assert argv[:2] == ["prove", "train"], line
+        args = parser.parse_args(argv[2:])  # argparse.ArgumentError (or SystemExit) if refused
+        assert args.results_dir == str(results) and args.thinking is False
+        if args.variant not in ("sft", "lr_low", "lr_mid", "lr_high"):
+            assert args.lr_key == "pick"
+
+
+def test_lr_key_pick_runs_at_the_sweep_point_with_the_best_validation_reward(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from prove.train.cli import main as train
+
+    cfg = load_train_config("qwen3-4b").with_results(tmp_path)
+    ckpt = tmp_path / "ckpt"
+    argv = ["qwen3-4b", "--variant", "beta0", "--lr-key", "pick", "--results-dir", str(tmp_path),
+            "--checkpoints-dir", str(ckpt)]
+    assert train([*argv, "--dry-run"]) == 0  # before the sweep: the config's default_lr, said so
+    assert "the sweep has not finished" in capsys.readouterr().out
+    assert train(argv) == 2  # a real run refuses to guess
+    assert "--lr-key pick: no learning rate to pick" in capsys.readouterr().err
+    for key, val in (("lr_low", 0.2), ("lr_mid", 0.1), ("lr_high", 0.35)):
+        _finish(cfg, key, tmp_path, ckpt, val)
+    assert train([*argv, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "learning rate lr_high picked on validation" in out
+    assert f"actor_rollout_ref.actor.optim.lr={cfg.lr_sweep['lr_high']!r}" in out
+
+
+def test_the_picked_rate_is_trained_and_evaluated_once(tmp_path: Path) -> None:
+    """After the sweep, ``default`` (PROVE's reward at the picked rate) is the picked sweep run:
+    the matrix plans no second run, and evaluation lists that model once, as grpo_default."""
+    from prove.train.chain import trained_models
+
+    cfg = load_train_config("qwen3-4b").with_results(tmp_path)
+    ckpt = tmp_path / "ckpt"
+    plan = ChainPlan(configs=("qwen3-4b",), variants=("default", "beta0"), lr_sweep=True)
+    assert [j.variant for j in plan_jobs(plan, tmp_path, ckpt)] == ["lr_low", "lr_mid", "lr_high", "beta0"]
+    for key, val in (("lr_low", 0.2), ("lr_mid", 0.4), ("lr_high", 0.3)):
+        paths = _finish(cfg, key, tmp_path, ckpt, val)
+        folder = tmp_path / "models" / key
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text("{}")
+        record = json.loads(paths.model.read_text())
+        paths.model.write_text(json.dumps({**record, "hf_model": str(folder)}))
+    run_matrix(ChainPlan(configs=("qwen3-4b",), variants=("default",), lr_sweep=True), tmp_path, ckpt,
+               out=io.StringIO())
+    models = trained_models(cfg, tmp_path, ckpt)
+    assert models["grpo_default"] == str(tmp_path / "models" / "lr_mid")
+    assert "grpo_lr_mid" not in models and {"grpo_lr_low", "grpo_lr_high"} <= set(models)
+    assert len(set(models.values())) == len(models)  # no model served twice
+    # Without the sweep, a listed sweep point at the config's default_lr is the default run.
+    plain = ChainPlan(configs=("qwen3-4b",), variants=("default", cfg.default_lr, "lr_high"))
+    assert [j.variant for j in plan_jobs(plain, tmp_path / "b", ckpt)] == ["default", "lr_high"]

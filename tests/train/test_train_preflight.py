@@ -46,10 +46,17 @@ def test_settings_read_from_overrides_lists_and_composed_configs() -> None:
     assert setting(composed, ATTN_KEY) == "eager" and setting(composed, RMPAD_KEY) is True
 
 
-def test_template_that_ignores_tools_stops_and_the_hermes_template_passes(tokenizer: Any) -> None:
-    from prove.train.chat_template import HERMES_CHATML_TEMPLATE
+def test_template_that_ignores_tools_stops_and_the_hermes_template_passes(
+        tokenizer: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from train_helpers import need_verl
 
-    preflight(SDPA, tokenizer, has_gpu=False)  # the CPU tokenizer's hermes template
+    need_verl()
+    import prove.train.agent_loop as loop
+    from prove.train.chat_template import HERMES_CHATML_TEMPLATE, token_builder
+
+    # the rollout builds SmolLM2's turns with prove's builder (tests/train/test_train_boundaries.py)
+    monkeypatch.setattr(loop, "token_builder", token_builder, raising=False)
+    preflight(SDPA, tokenizer, has_gpu=False, family="smollm2")  # the CPU tokenizer's hermes template
     plain = copy.deepcopy(tokenizer)
     plain.chat_template = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}"
                            "<|im_end|>\n{% endfor %}")
@@ -57,7 +64,7 @@ def test_template_that_ignores_tools_stops_and_the_hermes_template_passes(tokeni
         preflight(SDPA, plain, has_gpu=False)
     # VERL applies actor_rollout_ref.model.custom_chat_template over the tokenizer's: so does the check.
     preflight({**SDPA, "actor_rollout_ref.model.custom_chat_template": HERMES_CHATML_TEMPLATE}, plain,
-              has_gpu=False)
+              has_gpu=False, family="smollm2")
 
 
 def test_sdpa_keeps_packed_sequences_apart_as_use_remove_padding_packs_them() -> None:

@@ -34,13 +34,24 @@ def run_label(variant: str) -> str:
 def trained_models(config: str | TrainConfig, results_dir: str | Path = "results",
                    checkpoints_dir: str | Path = "checkpoints",
                    variants: Sequence[str] | None = None) -> dict[str, str]:
-    """``base`` and every finished run of the config (from its ``model.json``), by label."""
+    """``base`` and every finished run of the config (from its ``model.json``), by label.
+
+    Each model is listed once: after a learning-rate sweep, ``grpo_default`` is the picked sweep
+    run itself (``prove.train.matrix.alias_default``), so the sweep point's own label is left out
+    and evaluation serves and scores that model once, as the paper's ``grpo_default``."""
     cfg = _config(config).with_results(results_dir)
     found = {"base": cfg.model_path()}
-    for name in variants or cfg.variants():
+    names = list(variants or cfg.variants())
+    if "default" in names:  # the default first: a run that repeats it gives way to it
+        names.remove("default")
+        names.insert(0, "default")
+    seen: set[str] = set()
+    for name in names:
         paths = RunPaths.for_run(cfg, cfg.variant(name), results_dir, checkpoints_dir)
         if paths.model.is_file():
             folder = json.loads(paths.model.read_text())["hf_model"]
-            if Path(folder, "config.json").is_file():
+            key = str(Path(folder).resolve())
+            if Path(folder, "config.json").is_file() and key not in seen:
+                seen.add(key)
                 found[run_label(name)] = folder
     return found

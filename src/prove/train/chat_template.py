@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["HERMES_CHATML_TEMPLATE", "DEFAULT_SYSTEM", "tokenizer_dir", "load_tokenizer",
-           "policy_model_dir"]
+           "policy_model_dir", "token_builder", "separator_builder"]
 
 DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 
@@ -142,3 +142,55 @@ def policy_model_dir(cache: Path | None = None) -> Path:
         gen_path.write_text(json.dumps(gen, indent=2) + "\n")
 
     return publish_dir(out, fill, "config.json")
+
+
+def token_builder(tokenizer: Any, hf_model_type: str | None = None,
+                  chat_template_kwargs: dict[str, Any] | None = None) -> Any:
+    """The continuous-token builder for a model: VERL 0.9.1's own where it has one for the model
+    type (Qwen's, Gemma 4's, ...), else :func:`separator_builder` instead of VERL's generic builder.
+
+    VERL's generic builder appends a tool turn's tokens right after the token generation stopped
+    at; a template that writes a separator after the end-of-turn token (Granite 4's
+    ``<|end_of_text|>`` + ``\\n``, ChatML's ``<|im_end|>`` + ``\\n`` for SmolLM2) then trains the
+    policy on turn boundaries it is never served with. ``prove.train.preflight.
+    check_turn_boundaries`` shows which builder keeps a family's boundaries."""
+    from verl.utils.tokenizer.continuous_token import ContinuousTokenBuilder
+    from verl.utils.tokenizer.continuous_token_wiring import create_continuous_token_builder
+
+    builder = create_continuous_token_builder(tokenizer, hf_model_type=hf_model_type,
+                                              chat_template_kwargs=chat_template_kwargs)
+    if type(builder) is ContinuousTokenBuilder:
+        return separator_builder(tokenizer, chat_template_kwargs)
+    return builder
+
+
+def separator_builder(tokenizer: Any, chat_template_kwargs: dict[str, Any] | None = None) -> Any:
+    """VERL's generic continuous-token builder that also writes the template's turn separator.
+
+    The separator is read from the template once: the tokens it renders after an assistant turn's
+    end-of-turn token (the tokenizer's eos, where generation stops). When the rollout's tokens end
+    at that token, the separator is inserted before the next context turn, with mask 0 (what VERL's
+    Qwen builder does for ChatML's ``\\n``)."""
+    from verl.utils.tokenizer.continuous_token import ContinuousTokenBuilder, MergeResult
+    from verl.utils.tokenizer.tokenizer import normalize_token_ids
+
+    class SeparatorTokenBuilder(ContinuousTokenBuilder):
+        def __init__(self, tok: Any, **kwargs: Any) -> None:
+            super().__init__(tok, **kwargs)
+            self.stop_id = tok.eos_token_id
+            ids = normalize_token_ids(tok.apply_chat_template(
+                [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}],
+                tokenize=True, add_generation_prompt=False, **self.chat_template_kwargs))
+            last = max((i for i, t in enumerate(ids) if t == self.stop_id), default=None)
+            self.separator = [] if last is None else list(ids[last + 1:])
+
+        def _merge_context_token_ids(self, runtime_token_ids: list[int], appended_token_ids: list[int],
+                                     **kwargs: Any) -> Any:
+            prefix, inserted = list(runtime_token_ids), []
+            if self.separator and prefix and prefix[-1] == self.stop_id:
+                inserted = list(self.separator)
+            return MergeResult(token_ids=prefix + inserted + list(appended_token_ids),
+                               appended_token_count=len(appended_token_ids), kind="context",
+                               inserted_token_ids=inserted)
+
+    return SeparatorTokenBuilder(tokenizer, chat_template_kwargs=chat_template_kwargs)

@@ -50,6 +50,7 @@ ADDABLE_PREFIXES: tuple[str, ...] = (
     "+ray_kwargs.ray_init.",
     "+actor_rollout_ref.model.override_config.",
     "+model.override_config.",
+    "+data.apply_chat_template_kwargs.",
 )
 """The only override keys allowed to add to VERL's schema (``+key=value``)."""
 
@@ -127,8 +128,16 @@ class TrainConfig:
     """cpu: VERL runs with the CPU stand-in ``prove.train.cpu`` (gloo, Hugging Face rollout)."""
     grpo_init: Literal["base", "sft"] = "base"
     """What GRPO starts from: the model itself, or this config's SFT checkpoint."""
+    thinking: bool = False
+    """Thinking mode of the policy wherever training renders a chat template (VERL's
+    ``data.apply_chat_template_kwargs``: RL prompts, the agent loop's turns, SFT conversations).
+    The profile's ``thinking`` overrides it (``prove train --thinking/--no-thinking``); true for a
+    family without a thinking mode raises ``prove.llm.families.ThinkingError``."""
 
     def __post_init__(self) -> None:
+        from prove.llm.families import check_thinking
+
+        check_thinking(self.family, self.thinking)  # unknown family or thinking it lacks: say so
         if self.device not in ("cuda", "cpu"):
             raise ValueError(f"{self.name}: device must be cuda or cpu, got {self.device!r}")
         if self.grpo_init not in ("base", "sft"):
@@ -166,6 +175,20 @@ class TrainConfig:
         if name not in variants:
             raise ValueError(f"unknown variant {name!r} for {self.name}; known: {', '.join(variants)}")
         return variants[name]
+
+    def chat_template_kwargs(self) -> dict[str, Any]:
+        """The chat-template variables that select this config's thinking mode for its family
+        (``{"enable_thinking": False}`` for Qwen3 by default; ``{}`` for a family without a switch)."""
+        from prove.llm.families import chat_template_kwargs
+
+        return chat_template_kwargs(self.family, self.thinking)
+
+    def with_thinking(self, thinking: bool | None) -> TrainConfig:
+        """This config with ``thinking`` (None keeps the config's); ThinkingError where the family
+        has no thinking mode and ``thinking`` is true."""
+        import dataclasses
+
+        return self if thinking is None else dataclasses.replace(self, thinking=bool(thinking))
 
     def experiment(self, variant: str) -> str:
         return f"{self.name}-{variant}"

@@ -8,7 +8,7 @@ narrows each example's offered tools to ``data.max_tools`` (the tools its ground
 first, then the other offered tools in their offered order: a laptop-sized prompt keeps the
 decision between a few plausible tools), builds the rows with ``prove.rows`` (RL: one per
 user turn; SFT: one per conversation), measures each prompt with the model's tokenizer and the
-row's own offered tools, and drops — never cuts — what exceeds the budget. Examples are taken in a
+row's own offered tools (rendered in the config's thinking mode), and drops — never cuts — what exceeds the budget. Examples are taken in a
 fixed pseudo-random order (:func:`sample_order`), so ``max_train_rows`` keeps every kind. The
 counts (turns seen, rows kept by kind, dropped as too long, left unmeasured once ``max_*_rows``
 was reached) are returned and written to ``data_report.json`` beside the files. Deterministic: the
@@ -72,19 +72,21 @@ def read_split(synth_dir: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def _tokens(tokenizer: Any, messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]],
-            generation_prompt: bool) -> int:
+            generation_prompt: bool, template_kwargs: Mapping[str, Any] | None = None) -> int:
     from prove.rows import decode_messages
     from prove.train.schema import row_schemas
 
     ids = tokenizer.apply_chat_template(decode_messages(list(messages)), tools=row_schemas(tools) or None,
-                                        add_generation_prompt=generation_prompt, tokenize=True)
+                                        add_generation_prompt=generation_prompt, tokenize=True,
+                                        **dict(template_kwargs or {}))
     if isinstance(ids, Mapping):
         ids = ids["input_ids"]
     return len(ids)
 
 
 def _rows(examples: Iterable[dict[str, Any]], split: str, data: DataPaths, tokenizer: Any,
-          limit: int | None) -> tuple[list[dict], list[dict], dict[str, int]]:
+          limit: int | None, template_kwargs: Mapping[str, Any] | None = None,
+          ) -> tuple[list[dict], list[dict], dict[str, int]]:
     rl: list[dict[str, Any]] = []
     sft: list[dict[str, Any]] = []
     counts: dict[str, Any] = {"examples": 0, "turns": 0, "rl_rows": 0, "rl_too_long": 0, "rl_over_row_cap": 0,
@@ -99,7 +101,7 @@ def _rows(examples: Iterable[dict[str, Any]], split: str, data: DataPaths, token
                 counts["rl_over_row_cap"] += 1  # not measured: the cap was reached before it
                 continue
             if data.max_prompt_tokens is not None and _tokens(
-                    tokenizer, row["prompt"], tools, True) > data.max_prompt_tokens:
+                    tokenizer, row["prompt"], tools, True, template_kwargs) > data.max_prompt_tokens:
                 counts["rl_too_long"] += 1
                 continue
             row["extra_info"]["index"] = len(rl)
@@ -109,7 +111,7 @@ def _rows(examples: Iterable[dict[str, Any]], split: str, data: DataPaths, token
             counts["sft_over_row_cap"] += 1
             continue
         if data.max_sft_tokens is not None and _tokens(
-                tokenizer, srow["messages"], tools, False) > data.max_sft_tokens:
+                tokenizer, srow["messages"], tools, False, template_kwargs) > data.max_sft_tokens:
             counts["sft_too_long"] += 1
             continue
         sft.append(srow)
@@ -137,9 +139,10 @@ def prepare(cfg: TrainConfig, synth_dir: str | Path | None = None, tokenizer: An
         tokenizer = AutoTokenizer.from_pretrained(cfg.model_path())
     report: dict[str, Any] = {"synth": str(synth), "max_tools": data.max_tools,
                               "max_prompt_tokens": data.max_prompt_tokens,
-                              "max_sft_tokens": data.max_sft_tokens}
+                              "max_sft_tokens": data.max_sft_tokens,
+                              "chat_template_kwargs": cfg.chat_template_kwargs()}
     for split, limit in (("train", data.max_train_rows), ("val", data.max_val_rows)):
-        rl, sft, counts = _rows(splits[split], split, data, tokenizer, limit)
+        rl, sft, counts = _rows(splits[split], split, data, tokenizer, limit, cfg.chat_template_kwargs())
         if not rl or not sft:
             raise ValueError(f"no {split} rows fit the budget (max_prompt_tokens="
                              f"{data.max_prompt_tokens}, max_sft_tokens={data.max_sft_tokens}): {counts}")

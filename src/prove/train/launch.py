@@ -40,7 +40,7 @@ imports ``prove.train.cpu``, the CPU stand-in, in each of its processes."""
 __all__ = [
     "RunPaths", "hydra_value", "grpo_overrides", "sft_overrides", "run_env", "build_command",
     "check_servers", "launch", "hf_checkpoint", "init_model", "check_device", "merge_metrics",
-    "SAVE_CONTENTS", "ENGINES", "check_engine",
+    "SAVE_CONTENTS", "ENGINES", "check_engine", "template_kwargs", "max_model_len", "prune_checkpoints", "SHARD_PATTERNS",
 ]
 
 SAVE_CONTENTS = ["model", "optimizer", "extra", "hf_model"]
@@ -162,6 +162,47 @@ def hf_checkpoint(checkpoints: Path) -> Path:
     raise FileNotFoundError(f"{step} has no huggingface/ folder (not a VERL checkpoint of a model)")
 
 
+SHARD_PATTERNS: tuple[str, ...] = ("model_world_size_*", "optim_world_size_*", "extra_state_world_size_*")
+"""VERL's FSDP checkpoint shards (``FSDPCheckpointManager``): sharded model, optimizer and RNG/lr
+state per rank; ~100+ GB per saved step for an 8B model. Only a resume reads them."""
+
+
+def prune_checkpoints(checkpoints: Path, model_json: Path) -> int:
+    """Delete every saved step's optimizer and model shards once a run has finished; returns the
+    bytes freed.
+
+    Runs only when ``model_json`` names an HF model folder under ``checkpoints`` that holds a
+    ``config.json`` and weights (the folder evaluation serves); that folder and every other
+    ``huggingface/`` folder, the tokenizer and config files, ``data.pt`` and ``fsdp_config.json``
+    stay. The shards are what a resume would read, so ``latest_checkpointed_iteration.txt`` goes
+    too (VERL would otherwise try to resume from shards that are gone) and ``PRUNED.txt`` says what
+    happened. Raises FileNotFoundError (and deletes nothing) when the kept folder is not a model."""
+    import json
+
+    record = json.loads(model_json.read_text())
+    kept = Path(record["hf_model"]).resolve()
+    root = checkpoints.resolve()
+    if root not in kept.parents:
+        raise FileNotFoundError(f"{model_json} names {kept}, which is not under {root}: nothing pruned")
+    weights = [*kept.glob("*.safetensors"), *kept.glob("*.bin")]
+    if not (kept / "config.json").is_file() or not weights:
+        raise FileNotFoundError(f"{kept} (named by {model_json}) has no config.json or no weights: "
+                                "nothing pruned, the shards are the only copy of the model")
+    freed = 0
+    for step in root.glob("global_step_*"):
+        for pattern in SHARD_PATTERNS:
+            for shard in step.rglob(pattern):
+                if shard.is_file() and kept not in shard.parents:
+                    freed += shard.stat().st_size
+                    shard.unlink()
+    (root / "latest_checkpointed_iteration.txt").unlink(missing_ok=True)
+    (root / "PRUNED.txt").write_text(
+        f"Optimizer and model shards ({', '.join(SHARD_PATTERNS)}) of every step were deleted after "
+        f"the run finished ({freed} bytes); the model is {kept}. Rerun with --keep-shards to keep "
+        "them (a finished run cannot be resumed from here).\n")
+    return freed
+
+
 def init_model(cfg: TrainConfig, variant: Variant, results_dir: str | Path = "results",
                checkpoints_dir: str | Path = "checkpoints", init: str | None = None) -> str:
     """What a run starts from: the model, or (GRPO with ``grpo_init: sft``) the SFT run's model.
@@ -238,13 +279,52 @@ def _set_metrics_aside(metrics: Path) -> None:
         metrics.rename(metrics.parent / f"metrics.part{n}.jsonl")
 
 
+TEMPLATE_KWARGS_KEY = "data.apply_chat_template_kwargs"
+MAX_MODEL_LEN_KEY = "actor_rollout_ref.rollout.max_model_len"
+
+
+def template_kwargs(cfg: TrainConfig, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """VERL's ``data.apply_chat_template_kwargs`` for this run: the config's own, with the thinking
+    switch of its family set from ``cfg.thinking`` (``prove.llm.families.chat_template_kwargs``).
+    VERL 0.9.1 reads this one key for every template it renders: the RL dataset's prompts, the
+    agent loop's continuous-token builder (each turn's increments), the SFT dataset's messages."""
+    own = (cfg.verl if overrides is None else overrides).get(TEMPLATE_KWARGS_KEY) or {}
+    return {**dict(own), **cfg.chat_template_kwargs()}
+
+
+def _template_overrides(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """One ``+data.apply_chat_template_kwargs.<name>=value`` per variable: VERL's default is an
+    empty dict in struct mode, so Hydra adds keys to it but does not merge a dict into it."""
+    return {f"+{TEMPLATE_KWARGS_KEY}.{name}": value for name, value in kwargs.items()}
+
+
+def max_model_len(cfg: TrainConfig) -> int:
+    """The rollout engine's context (``rollout.max_model_len``): the config's, else prompt +
+    response length. VERL leaves it null, and vLLM then sizes the KV cache for the model's whole
+    context window (Granite 4.1's is very long). A set value below prompt + response is refused."""
+    verl = cfg.verl
+    prompt = int(verl.get("actor_rollout_ref.rollout.prompt_length")
+                 or verl.get("data.max_prompt_length") or 512)  # VERL's defaults
+    response = int(verl.get("actor_rollout_ref.rollout.response_length")
+                   or verl.get("data.max_response_length") or 512)
+    given = verl.get(MAX_MODEL_LEN_KEY)
+    if given is None:
+        return prompt + response
+    if int(given) < prompt + response:
+        raise ValueError(f"{cfg.name}: {MAX_MODEL_LEN_KEY}={given} is below prompt_length {prompt} + "
+                         f"response_length {response}; raise it or leave it unset (then {prompt + response})")
+    return int(given)
+
+
 def grpo_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths,
                    env: Mapping[str, str] | None = None, model: str | None = None) -> list[str]:
     """Every ``key=value`` VERL's ``main_ppo`` gets for this run (shared, model, run-specific).
     ``model`` is what the run starts from (default: the config's model id, unresolved)."""
     if variant.trainer != "grpo":
         raise ValueError(f"variant {variant.name!r} trains with {variant.trainer}, not GRPO")
-    values: dict[str, Any] = dict(cfg.verl)
+    values: dict[str, Any] = {k: v for k, v in cfg.verl.items() if k != TEMPLATE_KWARGS_KEY}
+    values.update(_template_overrides(template_kwargs(cfg)))
+    values[MAX_MODEL_LEN_KEY] = max_model_len(cfg)
     values.update({
         "actor_rollout_ref.model.path": model or cfg.model,
         "actor_rollout_ref.actor.checkpoint.save_contents": SAVE_CONTENTS,
@@ -275,7 +355,8 @@ def grpo_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths,
 def sft_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths,
                   model: str | None = None) -> list[str]:
     """Every ``key=value`` VERL's ``sft_trainer`` gets for the SFT baseline."""
-    values: dict[str, Any] = dict(cfg.sft)
+    values: dict[str, Any] = {k: v for k, v in cfg.sft.items() if k != TEMPLATE_KWARGS_KEY}
+    values.update(_template_overrides(template_kwargs(cfg, cfg.sft)))
     values.update({
         "model.path": model or cfg.model,
         "checkpoint.save_contents": SAVE_CONTENTS,
@@ -313,7 +394,8 @@ def build_command(cfg: TrainConfig, variant: Variant, paths: RunPaths,
         return [sys.executable, "-m", "prove.train.trl_engine", str(cfg.path), "--variant", variant.name,
                 "--model", str(model or cfg.model), "--run-dir", str(paths.run_dir),
                 "--checkpoints", str(paths.checkpoints), "--steps", str(cfg.steps),
-                *[a for url in cfg.env.urls for a in ("--env-url", url)]]
+                *[a for url in cfg.env.urls for a in ("--env-url", url)],
+                *(["--thinking"] if cfg.thinking else [])]
     if variant.trainer == "sft":
         return [sys.executable, "-m", "torch.distributed.run", "--standalone",
                 f"--nnodes={cfg.nnodes}", f"--nproc_per_node={cfg.gpus}",
@@ -350,11 +432,16 @@ def _write_command(paths: RunPaths, cmd: Sequence[str], env: Mapping[str, str]) 
 def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = False,
            results_dir: str | Path = "results", checkpoints_dir: str | Path = "checkpoints",
            out: Any = None, init: str | None = None, steps: int | None = None,
-           engine: str = "verl", lr_key: str | None = None) -> int:
+           engine: str = "verl", lr_key: str | None = None, thinking: bool | None = None,
+           keep_shards: bool = False) -> int:
     """Write the run's tool config and command; print it (dry run) or serve, check and train.
-    ``lr_key`` runs the variant at that point of the config's sweep (its ``default_lr``)."""
+    ``lr_key`` runs the variant at that point of the config's sweep (its ``default_lr``);
+    ``thinking`` sets the policy's thinking mode (None: the config's ``thinking``). After a run
+    that finished, every step's optimizer and model shards are deleted (``prune_checkpoints``)
+    unless ``keep_shards``."""
     out = out or sys.stdout
     check_engine(engine)
+    cfg = cfg.with_thinking(thinking)
     if lr_key is not None:
         import dataclasses
 
@@ -375,7 +462,8 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
         check_device(cfg)
         model = init_model(cfg, variant, results_dir, checkpoints_dir, init)
         if variant.trainer == "grpo" and engine == "verl":
-            preflight(cfg.verl, model)  # attention this machine runs, a template that shows tools
+            # attention this machine runs, a template that shows tools, turn boundaries that hold
+            preflight(grpo_overrides(cfg, variant, paths, model=model), model, family=cfg.family)
         ensure_prepared(cfg, ("sft_train", "sft_val") if variant.trainer == "sft"
                         else ("rl_train", "rl_val"), out)
     from prove.tracking import run_identity, write_identity
@@ -411,6 +499,10 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
     if code == 0:
         _record_model(cfg, variant, paths, model, out, engine if variant.trainer == "grpo" else "verl")
         _push_identity(paths, out)
+        if not keep_shards:
+            freed = prune_checkpoints(paths.checkpoints, paths.model)
+            print(f"# checkpoints pruned: {freed / 2**30:.1f} GiB of optimizer and model shards "
+                  f"deleted (--keep-shards keeps them)", file=out)
     return code
 
 

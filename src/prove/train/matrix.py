@@ -16,7 +16,9 @@ when it finished). A finished job is skipped, so an interrupted matrix continues
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import shlex
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from typing import Any
 
 from prove.profiles import ChainPlan, load_profile
 from prove.train.chain import run_label
+from prove.train.cli import PICK_LR
 from prove.train.config import LR_KEYS, TrainConfig, load_train_config
 from prove.train.launch import RunPaths, launch
 
@@ -32,7 +35,8 @@ __all__ = ["Job", "plan_jobs", "pick_lr", "run_matrix", "alias_default", "jobs_t
 
 VALIDATION_KEYS = ("val-core/prove/reward/mean@1", "val-aux/prove/reward/mean@1", "val-core/prove/score/mean@1")
 """VERL's validation reward for PROVE rows (the first one a run logged is used)."""
-PICK = "<picked on validation>"
+PICK = PICK_LR
+"""``--lr-key pick``: a job after the sweep runs at the point picked on validation when it starts."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,7 @@ def _paths(cfg: TrainConfig, variant: str, results: Path, checkpoints: Path) -> 
 
 
 def _job(cfg: TrainConfig, variant: str, stage: str, plan: ChainPlan, results: Path, checkpoints: Path,
-         after: tuple[str, ...], lr_key: str | None = None) -> Job:
+         after: tuple[str, ...], lr_key: str | None = None, thinking: bool | None = None) -> Job:
     paths = _paths(cfg, variant, results, checkpoints)
     trainer = cfg.variant(variant).trainer
     steps = plan.sft_steps if trainer == "sft" else plan.grpo_steps
@@ -72,8 +76,10 @@ def _job(cfg: TrainConfig, variant: str, stage: str, plan: ChainPlan, results: P
         argv += ["--lr-key", lr_key]
     if steps is not None:
         argv += ["--steps", str(steps)]
+    if thinking is not None:
+        argv += ["--thinking" if thinking else "--no-thinking"]
     argv += ["--results-dir", str(results), "--checkpoints-dir", str(checkpoints)]
-    return Job(cfg.name, variant, stage, " ".join(argv), (str(paths.run_dir), str(paths.model)), after,
+    return Job(cfg.name, variant, stage, shlex.join(argv), (str(paths.run_dir), str(paths.model)), after,
                paths.model.is_file(), lr_key)
 
 
@@ -99,43 +105,55 @@ def pick_lr(cfg: TrainConfig, results_dir: str | Path = "results",
 
 
 def plan_jobs(plan: ChainPlan, results_dir: str | Path = "results",
-              checkpoints_dir: str | Path = "checkpoints") -> list[Job]:
-    """Every job of the plan, in the order they run."""
+              checkpoints_dir: str | Path = "checkpoints", thinking: bool | None = None) -> list[Job]:
+    """Every job of the plan, in the order they run. ``thinking`` (the profile's) is passed to
+    every job (``--thinking``/``--no-thinking``); None leaves each config's own. A model family
+    without a thinking mode and ``thinking=True`` raises ThinkingError before any job is listed.
+
+    A variant that would repeat another run is not planned: with the sweep, ``default`` (PROVE's
+    reward at the picked rate) is the picked sweep run (:func:`alias_default`); without it, the
+    sweep point at the config's ``default_lr`` is ``default``'s run when both are listed."""
     results, checkpoints = Path(results_dir), Path(checkpoints_dir)
     jobs: list[Job] = []
     for name in plan.configs:
-        cfg = load_train_config(name).with_results(results)
+        cfg = load_train_config(name).with_results(results).with_thinking(thinking)
+        job = functools.partial(_job, thinking=thinking)
         variants = list(plan.variants)
         want_sft = "sft" in variants or cfg.grpo_init == "sft"
         grpo_after: tuple[str, ...] = ()
         if want_sft:
-            jobs.append(_job(cfg, "sft", "sft", plan, results, checkpoints, ()))
+            jobs.append(job(cfg, "sft", "sft", plan, results, checkpoints, ()))
             grpo_after = (jobs[-1].key,) if cfg.grpo_init == "sft" else ()
         rest = [v for v in variants if v != "sft"]
         if plan.lr_sweep:
-            sweep = [_job(cfg, key, "sweep", plan, results, checkpoints, grpo_after) for key in LR_KEYS]
+            sweep = [job(cfg, key, "sweep", plan, results, checkpoints, grpo_after) for key in LR_KEYS]
             jobs += sweep
             picked, _ = pick_lr(cfg, results, checkpoints)
             for v in rest:
                 if v == "default" or v in LR_KEYS:
                     continue  # PROVE's reward at the picked rate is the sweep's own run
-                jobs.append(_job(cfg, v, "grpo", plan, results, checkpoints,
-                                 grpo_after + tuple(j.key for j in sweep), picked or PICK))
+                jobs.append(job(cfg, v, "grpo", plan, results, checkpoints,
+                                grpo_after + tuple(j.key for j in sweep), picked or PICK))
         else:
-            jobs += [_job(cfg, v, "grpo", plan, results, checkpoints, grpo_after) for v in rest]
+            if "default" in rest:  # the default's own rate is the default run: train it once
+                rest = [v for v in rest if v != cfg.default_lr]
+            jobs += [job(cfg, v, "grpo", plan, results, checkpoints, grpo_after) for v in rest]
     return jobs
 
 
 def run_matrix(plan: ChainPlan, results_dir: str | Path = "results", checkpoints_dir: str | Path = "checkpoints",
-               out: Any = None) -> dict[str, dict[str, dict[str, Any]]]:
-    """Run every unfinished job in order; returns {config: {run label: model.json record}}."""
+               out: Any = None, thinking: bool | None = None,
+               keep_shards: bool = False) -> dict[str, dict[str, dict[str, Any]]]:
+    """Run every unfinished job in order; returns {config: {run label: model.json record}}.
+    ``thinking`` is the profile's thinking mode, given to every run (None: each config's own);
+    ``keep_shards`` keeps each run's optimizer and model shards (``prove train --keep-shards``)."""
     import time
 
     out = out or sys.stdout
     results, checkpoints = Path(results_dir), Path(checkpoints_dir)
     records: dict[str, dict[str, dict[str, Any]]] = {}
-    for job in plan_jobs(plan, results, checkpoints):
-        cfg = load_train_config(job.config).with_results(results)
+    for job in plan_jobs(plan, results, checkpoints, thinking):
+        cfg = load_train_config(job.config).with_results(results).with_thinking(thinking)
         lr_key = job.lr_key
         if lr_key == PICK:  # the sweep finished earlier in this loop: pick now
             lr_key, values = pick_lr(cfg, results, checkpoints)
@@ -152,7 +170,8 @@ def run_matrix(plan: ChainPlan, results_dir: str | Path = "results", checkpoints
             steps = plan.sft_steps if variant.trainer == "sft" else plan.grpo_steps
             start = time.perf_counter()
             code = launch(cfg, job.variant, results_dir=results, checkpoints_dir=checkpoints, out=out,
-                          steps=steps, engine=plan.engine, lr_key=lr_key)
+                          steps=steps, engine=plan.engine, lr_key=lr_key, thinking=thinking,
+                          keep_shards=keep_shards)
             if code != 0:
                 raise RuntimeError(f"{cfg.experiment(job.variant)} exited with {code}; see {paths.log}")
             record = json.loads(paths.model.read_text())
@@ -194,22 +213,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="list every job; start nothing")
     parser.add_argument("--results-dir", default="results")
     parser.add_argument("--checkpoints-dir", default="results/checkpoints")
+    parser.add_argument("--keep-shards", action="store_true",
+                        help="keep every run's optimizer and model shards (default: deleted once the "
+                             "run's HF model folder is recorded)")
     args = parser.parse_args(argv)
     try:
-        plan = load_profile(args.profile).train
-        jobs = plan_jobs(plan, args.results_dir, args.checkpoints_dir)
+        profile = load_profile(args.profile)
+        plan = profile.train
+        jobs = plan_jobs(plan, args.results_dir, args.checkpoints_dir, profile.thinking)
     except (ValueError, FileNotFoundError) as exc:
         print(f"prove.train.matrix: {exc}", file=sys.stderr)
         return 2
-    if args.dry_run:
+    if args.dry_run:  # comments, then each job's command as it runs when pasted
         for j in jobs:
             state = "done  " if j.done else "to run"
-            print(f"[{state}] {j.key:<32} {j.stage:<5} {j.command}")
-            print(f"         outputs: {', '.join(j.outputs)}" + (f"; after {', '.join(j.after)}" if j.after else ""))
-        print(f"# {len(jobs)} jobs, {sum(j.done for j in jobs)} done; evaluation: notebook 06 "
-              f"(prove.eval.chain.evaluate_chain) on every finished model")
+            print(f"# [{state}] {j.key} ({j.stage}); outputs: {', '.join(j.outputs)}"
+                  + (f"; after {', '.join(j.after)}" if j.after else ""))
+            print(j.command + (" --keep-shards" if args.keep_shards else ""))
+        print(f"# {len(jobs)} jobs, {sum(j.done for j in jobs)} done; --lr-key {PICK}: the sweep point "
+              f"with the best final validation reward, picked when the job starts; evaluation: "
+              f"notebook 06 (prove.eval.chain.evaluate_chain) on every finished model")
         return 0
-    run_matrix(plan, args.results_dir, args.checkpoints_dir)
+    run_matrix(plan, args.results_dir, args.checkpoints_dir, thinking=profile.thinking,
+               keep_shards=args.keep_shards)
     return 0
 
 

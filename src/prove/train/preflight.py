@@ -44,7 +44,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["preflight", "check_attention", "check_chat_template", "setting", "ATTN_KEY"]
+__all__ = ["preflight", "check_attention", "check_chat_template", "check_turn_boundaries", "setting",
+           "ATTN_KEY", "BOUNDARY_CONVERSATION", "FAMILY_MODEL_TYPES", "rollout_token_builder"]
 
 ATTN_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
 RMPAD_KEY = "actor_rollout_ref.model.use_remove_padding"
@@ -99,6 +100,8 @@ def setting(verl_overrides: Any, key: str) -> Any:
             k, sep, v = str(item).partition("=")
             if sep and k.lstrip("+") == key:
                 found = _parse(v)
+            elif sep and k.lstrip("+").startswith(key + ".") and isinstance(found, Mapping):
+                found = {**found, k.lstrip("+")[len(key) + 1:]: _parse(v)}  # one key of a dict
         return found
     from omegaconf import OmegaConf
 
@@ -203,7 +206,175 @@ def check_chat_template(tokenizer_or_model_path: Any, verl_overrides: Any = None
     return text
 
 
-def preflight(verl_overrides: Any, tokenizer_or_model_path: Any, *, has_gpu: bool | None = None) -> None:
+FAMILY_MODEL_TYPES: dict[str, str] = {
+    "qwen3": "qwen3", "qwen2.5": "qwen2", "granite": "granite", "gemma": "gemma3", "smollm2": "llama"}
+"""The Hugging Face ``model_type`` of each family's models (VERL picks its continuous-token builder
+by it), used when the model's own ``config.json`` cannot be read."""
+
+_BOUNDARY_CALL = {"name": _PROBE_TOOL["function"]["name"], "arguments": _PROBE_ARGS}
+BOUNDARY_CONVERSATION: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are a helpful assistant."},
+    {"role": "user", "content": "Look up record REC-4242, then tell me what you found."},
+    {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "call_0", "type": "function", "function": _BOUNDARY_CALL}]},
+    {"role": "tool", "tool_call_id": "call_0", "name": _BOUNDARY_CALL["name"],
+     "content": '{"record_id": "REC-4242", "found": true}'},
+    {"role": "assistant", "content": "Record REC-4242 exists."},
+]
+"""The conversation a rollout of one tool call builds: system with tools, user, an assistant turn
+with a call, its tool result, a final assistant answer."""
+
+
+def _model_type(tokenizer_or_model_path: Any, family: str | None) -> str | None:
+    path = getattr(tokenizer_or_model_path, "name_or_path", None) or tokenizer_or_model_path
+    config = Path(str(path)) / "config.json"
+    if config.is_file():
+        found = json.loads(config.read_text()).get("model_type")
+        if isinstance(found, str):
+            return found
+    if not hasattr(tokenizer_or_model_path, "apply_chat_template"):
+        try:  # a hub id on the GPU machine: its config is in the cache the trainer reads
+            from transformers import AutoConfig
+
+            return str(AutoConfig.from_pretrained(str(path), trust_remote_code=True).model_type)
+        except (OSError, ValueError):
+            pass
+    return FAMILY_MODEL_TYPES.get(family or "")
+
+
+def rollout_token_builder(tokenizer: Any, hf_model_type: str | None, kwargs: dict[str, Any]) -> Any:
+    """The continuous-token builder VERL's agent loop will use: ``prove.train.agent_loop``'s
+    ``token_builder`` when the loop installs one (``prove.train.chat_template.token_builder``),
+    else VERL 0.9.1's own choice by model type."""
+    import prove.train.agent_loop as loop
+
+    make = getattr(loop, "token_builder", None)
+    if make is None:
+        from verl.utils.tokenizer.continuous_token_wiring import create_continuous_token_builder
+
+        return create_continuous_token_builder(tokenizer, hf_model_type=hf_model_type,
+                                               chat_template_kwargs=kwargs)
+    return make(tokenizer, hf_model_type, kwargs)
+
+
+def check_turn_boundaries(tokenizer_or_model_path: Any, verl_overrides: Any = None, *,
+                          family: str | None = None, hf_model_type: str | None = None,
+                          builder: Any = None) -> list[str]:
+    """Build :data:`BOUNDARY_CONVERSATION` the way VERL's agent loop does (the first prompt, then
+    per turn: the tokens the model generates up to its stop token, the tool turn's increment from
+    the continuous-token builder) and compare it with the chat template's rendering of the whole
+    conversation. ValueError naming the family, the boundary that broke and the fix; returns notes
+    on differences that are the template's own and harmless to training.
+
+    The one tolerated difference: an empty reasoning block (a family's ``think_tags`` around
+    nothing, Qwen3's ``<think>\n\n</think>\n\n``) that the rollout keeps (the generation prompt
+    wrote it in non-thinking mode) and the template drops when it re-renders an earlier turn. The
+    policy is trained on the tokens it generated from, so training is consistent; evaluation
+    re-renders and serves earlier turns without it, as Qwen3 itself is served."""
+    from verl.utils.tokenizer import normalize_token_ids
+
+    from prove.llm.families import family as family_of
+
+    tok = _tokenizer(tokenizer_or_model_path)
+    overrides = verl_overrides or {}
+    template = setting(overrides, TEMPLATE_KEY)
+    if template:
+        import copy
+
+        tok = copy.copy(tok)
+        tok.chat_template = template
+    kwargs = dict(setting(overrides, TEMPLATE_KWARGS_KEY) or {})
+    name = family or "?"
+    model_type = hf_model_type or _model_type(tokenizer_or_model_path, family)
+    builder = builder or rollout_token_builder(tok, model_type, kwargs)
+    tools = [_PROBE_TOOL]
+
+    def render(messages: list[dict[str, Any]], gen: bool) -> str:
+        return tok.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=gen,
+                                       **kwargs)
+
+    def broke(boundary: str, detail: str, fix: str) -> ValueError:
+        return ValueError(f"model family {name!r} (model_type {model_type!r}, rollout builder "
+                          f"{type(builder).__name__}): the turn boundary {boundary} does not hold: "
+                          f"{detail}. Fix: {fix}")
+
+    conv = BOUNDARY_CONVERSATION
+    runtime = list(builder.build_initial_tokens(conv[:2], tools=tools))
+    spans = [("of the first prompt (system with tools, user, generation prompt)", len(runtime))]
+    history = list(conv[:2])
+    turn = 0
+    for message in conv[2:]:
+        if message["role"] == "assistant":  # what the model writes: the template's turn, to eos
+            turn += 1
+            prompt, full = render(history, True), render([*history, message], False)
+            if not full.startswith(prompt):
+                raise broke(f"at the generation prompt of assistant turn {turn}",
+                            "the template renders that turn differently from the prompt it is "
+                            "generated after", f"leave {TEMPLATE_KEY} unset (the model's own template)")
+            text = full[len(prompt):]
+            if tok.eos_token not in text:
+                raise broke(f"at the end of assistant turn {turn}",
+                            f"the template does not end the turn with the eos token {tok.eos_token!r}, "
+                            "where generation stops", "give the tokenizer the eos token its template "
+                            "ends an assistant turn with")
+            text = text[:text.index(tok.eos_token) + len(tok.eos_token)]
+            generated = normalize_token_ids(tok.encode(text, add_special_tokens=False))
+            runtime = list(builder.merge_assistant_tokens(runtime, generated).token_ids)
+            spans.append((f"of assistant turn {turn} (its tokens up to the stop token "
+                          f"{tok.eos_token!r})", len(runtime)))
+        else:
+            runtime = list(builder.merge_context_tokens(history, [*history, message], runtime,
+                                                        tools=tools).token_ids)
+            spans.append((f"between assistant turn {turn} and the {message['role']} turn after it "
+                          "(the tool turn's increment and the next generation prompt)", len(runtime)))
+        history.append(message)
+
+    # Compared as text: a different split of the same text into tokens is the tokenizer's (VERL
+    # trains on the tokens the rollout generated from), a different text is a broken boundary.
+    got, want = tok.decode(runtime), render(conv, False)
+    ends = [(label, len(tok.decode(runtime[:end]))) for label, end in spans]
+    tags = family_of(family).think_tags if family in _families() else None
+    empty = f"{tags[0]}\n\n{tags[1]}\n\n" if tags else None
+    notes: list[str] = []
+    i = j = 0
+    while i < len(got):
+        if j < len(want) and got[i] == want[j]:
+            i, j = i + 1, j + 1
+        elif empty and (k := _block_start(got, empty, i)) is not None:  # it began a few chars back
+            notes.append(f"the rollout keeps an empty {tags[0]}{tags[1]} block (character {k}) that the "
+                         "template drops when it re-renders that earlier turn; tolerated")
+            i, j = k + len(empty), j - (i - k)
+        else:
+            boundary = next((label for label, end in ends if i < end), ends[-1][0])
+            raise broke(boundary, f"the rollout has {got[max(0, i - 30):i + 30]!r} where the template "
+                                  f"renders {want[max(0, j - 30):j + 30]!r} (the policy would be trained "
+                                  "on turn boundaries it is never served with)",
+                        "build rollouts with prove.train.chat_template.token_builder (install it in "
+                        "prove.train.agent_loop: it writes the template's separator after the "
+                        "end-of-turn token, as VERL's Qwen builder does), or set "
+                        f"{TEMPLATE_KEY} to a template whose turns join without a separator")
+    if want[j:].strip():
+        raise broke("at the end of the conversation", f"the template renders {want[j:]!r} after the "
+                    "last turn, which the rollout never has", f"leave {TEMPLATE_KEY} unset")
+    return notes
+
+
+def _block_start(text: str, block: str, at: int) -> int | None:
+    """Where ``block`` starts in ``text`` when it covers position ``at`` (None: it does not)."""
+    for k in range(max(0, at - len(block) + 1), at + 1):
+        if text.startswith(block, k):
+            return k
+    return None
+
+
+def _families() -> tuple[str, ...]:
+    from prove.llm.families import FAMILIES
+
+    return tuple(FAMILIES)
+
+
+def preflight(verl_overrides: Any, tokenizer_or_model_path: Any, *, has_gpu: bool | None = None,
+              family: str | None = None) -> None:
     """Stop before any GPU work with what to change (ValueError): the attention implementation
     this machine cannot run (or one that mixes packed sequences), a GPU rollout engine on a
     machine without a GPU, a chat template that does not render tools and tool calls.
@@ -217,4 +388,7 @@ def preflight(verl_overrides: Any, tokenizer_or_model_path: Any, *, has_gpu: boo
         raise ValueError(f"{ROLLOUT_KEY}={rollout} needs a GPU and this machine has none; run the "
                          "CPU profile (its rollout stands in for vLLM) or move to a GPU machine")
     check_attention(verl_overrides, has_gpu=has_gpu)
-    check_chat_template(tokenizer_or_model_path, verl_overrides)
+    tok = _tokenizer(tokenizer_or_model_path)
+    check_chat_template(tok, verl_overrides)
+    check_turn_boundaries(tok, verl_overrides, family=family,
+                          hf_model_type=_model_type(tokenizer_or_model_path, family))
