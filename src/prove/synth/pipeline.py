@@ -43,7 +43,7 @@ from prove.synth.records import KINDS, dumps, sha256_text
 from prove.synth.sampling import StateLinks
 from prove.synth.validate import MAX_ERROR_RATE, check_example
 
-__all__ = ["SynthConfig", "SynthResult", "Worker", "synthesize", "asynthesize", "PAPER_SIZES",
+__all__ = ["SynthesisStalled", "SynthConfig", "SynthResult", "Worker", "synthesize", "asynthesize", "PAPER_SIZES",
            "generate_range"]
 
 PAPER_SIZES: dict[str, int] = {"multi_turn": 10_895, "clarification": 1_500, "abstention": 1_122}
@@ -80,6 +80,10 @@ class SynthConfig:
     workers: int = 1
     chunk_size: int = 64
     overshoot: float = 1.2
+    max_attempts: int | None = None
+    """Attempts per kind before synthesis stops with :class:`SynthesisStalled` (None: 100 per
+    example asked for, at least 2,000): a teacher or server that cannot produce a kind says so
+    instead of looping."""
 
     @classmethod
     def from_profile(cls, profile: str, **overrides: Any) -> SynthConfig:
@@ -100,10 +104,14 @@ class SynthConfig:
         """The settings that shape the data (recorded on the card; no worker counts)."""
         out = asdict(self)
         for key in ("workers", "chunk_size", "overshoot", "api_key", "concurrency", "base_url",
-                    "chat_template_kwargs"):
+                    "chat_template_kwargs", "max_attempts"):
             out.pop(key)
         out["servers"] = list(self.servers) if self.servers else None
         return out
+
+
+class SynthesisStalled(RuntimeError):
+    """A kind kept too few examples within its attempts; the message names the main rejections."""
 
 
 @dataclass
@@ -338,8 +346,18 @@ async def _generate_kind(kind: str, target: int, cfg: SynthConfig, runner: Worke
     start = 0
     fingerprints: set[str] = set()
     need = math.ceil(target * cfg.overshoot)
+    cap = cfg.max_attempts if cfg.max_attempts is not None else max(2000, 100 * target)
     while kept < target:
-        stop = start + max(need, cfg.chunk_size)
+        if len(records) >= cap:
+            reasons = Counter(str(r.get("reason")) for r in records if r["status"] != "kept")
+            main = ", ".join(f"{why} ({n})" for why, n in reasons.most_common(3)) or "none"
+            servers = ", ".join(cfg.servers) if cfg.servers else "every server"
+            raise SynthesisStalled(
+                f"{kind}: {kept} of {target} kept after {len(records)} attempts on {servers} "
+                f"(teacher {cfg.teacher}{' ' + cfg.model if cfg.model else ''}); main rejections: "
+                f"{main}. Ask for fewer {kind} examples, use another teacher or servers, or raise "
+                "SynthConfig.max_attempts")
+        stop = min(start + max(need, cfg.chunk_size), cap)
         tasks = [(kind, a, min(a + cfg.chunk_size, stop)) for a in range(start, stop, cfg.chunk_size)]
         if isinstance(runner, Worker):
             chunks = [await runner.chunk(*task) for task in tasks]
