@@ -7,6 +7,7 @@
     prove train smollm2-135m                                      # CPU: GRPO from that SFT model
     prove train smollm2-135m --engine trl                         # the same GRPO with TRL's GRPOTrainer
     prove train qwen3-4b --variant beta0 --lr-key pick            # at the sweep point picked on validation
+    prove train qwen3-4b --thinking --keep-shards                 # Qwen3 thinking; keep optimizer shards
     python -m prove.train.cli qwen3-4b --dry-run                  # same, without the `prove` hook
 
 Wire into `prove`'s CLI with ``prove.train.cli.add_parser(subparsers)``.

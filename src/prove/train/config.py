@@ -137,7 +137,8 @@ class TrainConfig:
     def __post_init__(self) -> None:
         from prove.llm.families import check_thinking
 
-        check_thinking(self.family, self.thinking)  # unknown family or thinking it lacks: say so
+        if self.thinking:  # a family without a thinking mode says so here; the rest at launch
+            check_thinking(self.family, self.thinking)
         if self.device not in ("cuda", "cpu"):
             raise ValueError(f"{self.name}: device must be cuda or cpu, got {self.device!r}")
         if self.grpo_init not in ("base", "sft"):
@@ -178,7 +179,8 @@ class TrainConfig:
 
     def chat_template_kwargs(self) -> dict[str, Any]:
         """The chat-template variables that select this config's thinking mode for its family
-        (``{"enable_thinking": False}`` for Qwen3 by default; ``{}`` for a family without a switch)."""
+        (``{"enable_thinking": False}`` for Qwen3 by default; ``{}`` for a family without a switch);
+        a family ``prove.llm.families`` does not know raises, naming the known ones."""
         from prove.llm.families import chat_template_kwargs
 
         return chat_template_kwargs(self.family, self.thinking)

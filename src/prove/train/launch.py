@@ -9,6 +9,12 @@ pointing at the environment URLs), ``command.sh`` (the exact command and environ
 (offline unless ``WANDB_API_KEY`` is set). GRPO runs start ``prove serve --workers N`` on loopback,
 check that every worker answers and serves exactly the tools of ``tools.yaml``, then run VERL and
 stop the servers when it exits.
+
+Every run renders its chat templates in the config's thinking mode (``data.apply_chat_template_
+kwargs``, :func:`template_kwargs`), bounds the rollout engine's context to prompt + response
+(:func:`max_model_len`), and, once it finished and ``model.json`` names its HF model folder,
+deletes every saved step's optimizer and model shards (:func:`prune_checkpoints`; ``--keep-shards``
+keeps them).
 """
 
 from __future__ import annotations

@@ -9,8 +9,12 @@ best final validation reward (:func:`pick_lr`) for every other variant (the rewa
 otherwise each variant at the config's own rate. Every job is one ``prove train`` command (the
 ``engine`` of the plan for GRPO) and writes ``results/train/<config>-<variant>/`` (``model.json``
 when it finished). A finished job is skipped, so an interrupted matrix continues where it stopped;
-``--dry-run`` lists each job with its state, command and outputs and starts nothing. 05 runs it;
-06 evaluates the models it produced.
+``--dry-run`` prints each job's state and outputs as a ``#`` comment and its command as a line that
+runs when pasted: jobs after the sweep carry ``--lr-key pick`` (the point is picked on validation
+when the job starts) until the sweep has finished. Every job gets the profile's ``thinking``
+(``--thinking``/``--no-thinking``). The sweep point picked for ``default`` is its run: trained and
+evaluated once (:func:`alias_default`, ``prove.train.chain.trained_models``). 05 runs it; 06
+evaluates the models it produced.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""Checks a GRPO run must pass before any GPU work: attention the machine can run, a tool-aware template.
+"""Checks a GRPO run must pass before any GPU work: attention the machine can run, a tool-aware
+template, turn boundaries the rollout keeps.
 
     from prove.train.preflight import preflight
-    preflight(cfg.verl, cfg.model, has_gpu=None)     # raises ValueError saying what to change
+    preflight(overrides, cfg.model, family=cfg.family)   # raises ValueError saying what to change
 
 ``verl_overrides`` is what VERL will be given: a mapping of dotted override keys (``TrainConfig.
 verl``, a leading ``+`` allowed), a list of ``key=value`` strings, or the composed config
@@ -34,6 +35,20 @@ reads ``<tool_call>{"name", "arguments"}</tool_call>``: a tiny conversation with
 and one call is rendered through the tokenizer's template (``actor_rollout_ref.model.
 custom_chat_template`` if set, ``data.apply_chat_template_kwargs`` applied) and must show the
 tool's schema and the call, in hermes form when the format is ``hermes``.
+
+Turn boundaries (:func:`check_turn_boundaries`, per model family). VERL 0.9.1's agent loop never
+re-renders a rollout: it keeps the first prompt's tokens, appends what the model generated up to
+its stop token, and appends each tool turn as the increment its continuous-token builder computes
+(chosen by the model's ``model_type``: Qwen's inserts the ``\n`` ChatML writes after
+``<|im_end|>``; every family VERL has no builder for gets a generic one that inserts nothing).
+The check builds a system+tools, user, tool call, tool result, answer conversation that way and
+compares it with the template's rendering of the same conversation; a difference (Granite's,
+Gemma's and SmolLM2's newline after the end-of-turn token under the generic builder) stops the
+run naming the family, the boundary and the fix (``prove.train.chat_template.token_builder``). The
+one tolerated difference is Qwen3's: the template drops an empty ``<think></think>`` block of an
+earlier turn that the rollout keeps (VERL trains on the rollout's tokens, so training is
+consistent). ``tests/train/test_train_boundaries.py`` runs it for every family of
+``prove.llm.families`` on fixture templates that mirror the published ones.
 """
 
 from __future__ import annotations
@@ -377,7 +392,8 @@ def preflight(verl_overrides: Any, tokenizer_or_model_path: Any, *, has_gpu: boo
               family: str | None = None) -> None:
     """Stop before any GPU work with what to change (ValueError): the attention implementation
     this machine cannot run (or one that mixes packed sequences), a GPU rollout engine on a
-    machine without a GPU, a chat template that does not render tools and tool calls.
+    machine without a GPU, a chat template that does not render tools and tool calls, turn
+    boundaries the rollout would not keep for ``family`` (:func:`check_turn_boundaries`).
     ``has_gpu=None`` asks torch."""
     if has_gpu is None:
         import torch
