@@ -88,5 +88,6 @@ def test_launch_prunes_after_success_unless_shards_are_kept(tmp_path: Path,
         assert launch_mod.launch(cfg, "sft", results_dir=tmp_path / "results", checkpoints_dir=ckpt,
                                  out=out, keep_shards=keep) == 0
         assert json.loads(paths.model.read_text())["global_step"] == 4
+        assert json.loads(paths.model.read_text())["thinking"] is False
         assert bool(list(paths.checkpoints.rglob("*_world_size_*"))) == keep
         assert ("checkpoints pruned" in out.getvalue()) != keep

@@ -524,7 +524,8 @@ def _push_identity(paths: RunPaths, out: Any) -> None:
 
 def _record_model(cfg: TrainConfig, variant: Variant, paths: RunPaths, start: str, out: Any,
                   engine: str = "verl") -> None:
-    """Write ``model.json``: the run's HF model folder, what it started from, its steps."""
+    """Write ``model.json``: the run's HF model folder, what it started from, its steps, the
+    thinking mode it was trained in."""
     import json
 
     folder = hf_checkpoint(paths.checkpoints)
@@ -532,7 +533,7 @@ def _record_model(cfg: TrainConfig, variant: Variant, paths: RunPaths, start: st
     paths.model.write_text(json.dumps({
         "config": cfg.name, "variant": variant.name, "trainer": variant.trainer,
         "reward": variant.reward, "lr": variant.lr, "engine": engine, "init": start, "hf_model": str(folder),
-        "global_step": step}, indent=2) + "\n")
+        "global_step": step, "thinking": cfg.thinking}, indent=2) + "\n")
     print(f"# model: {folder}", file=out)
 
 
