@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from prove.profiles import TeacherSettings
-from prove.synth.pipeline import SynthConfig, asynthesize
+from prove.synth.pipeline import SynthConfig, SynthesisStalled, asynthesize
 from prove.synth.quality import flat_report
 
 __all__ = ["compare_teachers"]
@@ -45,15 +45,19 @@ async def compare_teachers(cfg: SynthConfig, settings: TeacherSettings, models: 
         with teacher_endpoint(settings, model=model, thinking=thinking) as llm:
             run = dataclasses.replace(cfg, teacher="openai", base_url=llm.base_url, model=llm.model,
                                       chat_template_kwargs=dict(llm.chat_template_kwargs or {}),
-                                      sizes={kind: n for kind in cfg.sizes})
-            result = await asynthesize(run, out / str(i))
+                                      sizes={kind: n for kind in cfg.sizes},
+                                      max_attempts=cfg.max_attempts or max(16, 8 * n))
+            try:
+                result = await asynthesize(run, out / str(i))
+            except SynthesisStalled as exc:  # a teacher that keeps nothing is a result, not a crash
+                columns[f"{i}: {model}"] = {"kept": 0, "stalled": str(exc)}
+                continue
         card = json.loads((out / str(i) / "card.json").read_text())
         rejected = {f"rejected.{k}": v for kind in result.funnel.values()
                     for k, v in (kind.get("rejected") or {}).items()}
-        label = f"{i}: {model}"
-        columns[label] = {"kept": sum(result.kept.values()),
-                          "attempted": sum(k.get("attempted", 0) for k in result.funnel.values()),
-                          **rejected, **flat_report(card.get("quality"))}
+        columns[f"{i}: {model}"] = {"kept": sum(result.kept.values()),
+                                    "attempted": sum(k.get("attempted", 0) for k in result.funnel.values()),
+                                    **rejected, **flat_report(card.get("quality"))}
     table = pd.DataFrame(columns)
     out.mkdir(parents=True, exist_ok=True)
     table.to_csv(out / "teacher_comparison.csv")
