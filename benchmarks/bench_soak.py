@@ -94,7 +94,8 @@ async def phase_http(n: int) -> None:
         proc = psutil.Process(server.proc.pid)
         pairs = working_calls(Hub())
         print(f"phase 2: {n:,} episodes over HTTP (server idle expiry 5 s); server RSS:")
-        print(f"{'episodes':>10} {'RSS MB':>8}")
+        print(f"{'episodes':>10} {'RSS MB':>8} {'s':>6}")
+        start = time.perf_counter()
         async with EnvClient(server.url) as env:
             sem = asyncio.Semaphore(32)
 
@@ -110,7 +111,10 @@ async def phase_http(n: int) -> None:
             step = max(1, n // 10)
             for chunk in range(0, n, step):
                 await asyncio.gather(*(one(i) for i in range(chunk, min(n, chunk + step))))
-                print(f"{min(n, chunk + step):>10,} {rss_mb(proc):>8.1f}", flush=True)
+                print(f"{min(n, chunk + step):>10,} {rss_mb(proc):>8.1f} "
+                      f"{time.perf_counter() - start:>6.1f}", flush=True)
+        calls = n + (n + 19) // 20 + n - n // 11
+        print(f"phase 2: {calls / (time.perf_counter() - start):.0f} requests/s (calls and closes)")
 
 
 def main() -> None:

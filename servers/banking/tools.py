@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
+from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.banking.state import (
     Account,
     AccountId,
@@ -33,7 +33,7 @@ from prove_servers.banking.state import (
     TxnKind,
 )
 
-Amount = Annotated[float, Field(gt=0, le=1_000_000, description="Amount in the account's currency.")]
+Amount = Annotated[float, Field(json_schema_extra={MONEY: True}, gt=0, le=1_000_000, description="Amount in the account's currency.")]
 
 
 class AccountList(Page):

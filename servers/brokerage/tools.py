@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import ToolError, tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_ids, parse_day
+from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_ids, parse_day
 from prove_servers.brokerage.state import (
     IRA_ANNUAL_LIMIT,
     PRICE_BAND,
@@ -42,7 +42,7 @@ from prove_servers.brokerage.state import (
 
 Quantity = Annotated[float, Field(gt=0, le=1_000_000, description="Units to trade: whole shares for stocks, ETFs and bonds; up to 6 decimals for crypto.")]
 Price = Annotated[float, Field(gt=0, le=10_000_000, description="Price per unit in USD.")]
-Cash = Annotated[float, Field(gt=0, le=250_000, description="Amount in USD.")]
+Cash = Annotated[float, Field(json_schema_extra={MONEY: True}, gt=0, le=250_000, description="Amount in USD.")]
 
 
 class InvestorHit(BaseModel):

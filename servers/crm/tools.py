@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
+from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.crm.state import (
     NEXT_STAGES,
     OPEN_STAGES,
@@ -41,7 +41,7 @@ from prove_servers.crm.state import (
 
 Email = Annotated[str, Field(max_length=120, description="Email address, e.g. 'ana.silva@acme.com'.")]
 Phone = Annotated[str, Field(max_length=30, description="Phone number with 7-15 digits, e.g. '+1-555-201-3344'.")]
-Amount = Annotated[float, Field(gt=0, le=100_000_000, description="Deal value in USD.")]
+Amount = Annotated[float, Field(json_schema_extra={MONEY: True}, gt=0, le=100_000_000, description="Deal value in USD.")]
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
 _PHONE = re.compile(r"\+?[0-9][0-9 ().-]*[0-9]")
@@ -306,7 +306,7 @@ def convert_lead(
     lead_id: LeadId,
     opportunity_name: Annotated[str, Field(min_length=3, max_length=120, description="Name of the new deal.")],
     close_date: day("Expected close date, after today."),
-    amount: Annotated[float | None, Field(gt=0, le=100_000_000, description="Expected deal value in USD.")] = None,
+    amount: Annotated[float | None, Field(json_schema_extra={MONEY: True}, gt=0, le=100_000_000, description="Expected deal value in USD.")] = None,
     account_id: Annotated[AccountId | None, Field(description="Existing account to convert into; "
                                                         "default: a new account named after the lead's company.")] = None,
 ) -> LeadConversion:
@@ -384,7 +384,7 @@ def create_opportunity(
     account_id: AccountId,
     name: Annotated[str, Field(min_length=3, max_length=120, description="Deal name, e.g. 'Acme - Renewal'.")],
     close_date: day("Expected close date, after today."),
-    amount: Annotated[float | None, Field(gt=0, le=100_000_000, description="Expected value in USD.")] = None,
+    amount: Annotated[float | None, Field(json_schema_extra={MONEY: True}, gt=0, le=100_000_000, description="Expected value in USD.")] = None,
     primary_contact_id: Annotated[ContactId | None, Field(description="Main contact; must belong to the account.")] = None,
 ) -> Opportunity:
     """Open a new opportunity (in prospecting) on an account, owned by the account's owner."""
@@ -413,7 +413,7 @@ def advance_opportunity_stage(
     state: CRMState,
     opportunity_id: OpportunityId,
     stage: Annotated[OpenStage, Field(description="New open stage: one step forward or back.")],
-    amount: Annotated[float | None, Field(gt=0, le=100_000_000, description="Set the deal value "
+    amount: Annotated[float | None, Field(json_schema_extra={MONEY: True}, gt=0, le=100_000_000, description="Set the deal value "
                                                                             "(required to enter proposal without one).")] = None,
 ) -> Opportunity:
     """Move an open opportunity one stage forward or back (prospecting, qualification, proposal, negotiation)."""
@@ -437,7 +437,7 @@ def close_opportunity(
     outcome: Annotated[Literal["won", "lost"], Field(description="Won (from negotiation) or lost.")],
     close_date: Annotated[day("A calendar date.") | None, Field(description="Actual close date, not after "
                                                                         "today; default today.")] = None,
-    amount: Annotated[float | None, Field(gt=0, le=100_000_000, description="Final deal value in USD.")] = None,
+    amount: Annotated[float | None, Field(json_schema_extra={MONEY: True}, gt=0, le=100_000_000, description="Final deal value in USD.")] = None,
     loss_reason: Annotated[LossReason | None, Field(description="Why it was lost (required when lost).")] = None,
 ) -> Opportunity:
     """Close an opportunity as won (needs negotiation stage and an amount) or lost (needs a reason)."""

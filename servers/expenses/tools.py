@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
+from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.expenses.state import (
     EDITABLE,
     CardId,
@@ -323,7 +323,7 @@ def add_expense_item(
     date: day("Day the expense was incurred; not in the future."),
     merchant: Annotated[str, Field(min_length=1, max_length=80, description="Where the money was spent.")],
     category: Annotated[ExpenseCategory, Field(description="Expense category; decides the limit and receipt rule.")],
-    amount: Annotated[float, Field(gt=0, le=100_000, description="Amount in the report's currency.")],
+    amount: Annotated[float, Field(json_schema_extra={MONEY: True}, gt=0, le=100_000, description="Amount in the report's currency.")],
     currency: Annotated[ExpenseCurrency | None, Field(description="Currency of the amount; must equal the report's.")] = None,
     description: Annotated[str, Field(max_length=200, description="Business purpose.")] = "",
     receipt_file: Annotated[str | None, Field(max_length=120, description="Receipt file name (.pdf/.jpg/.png), if one is at hand.")] = None,

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id
+from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, entity_id
 from prove_servers.fooddelivery.state import (
     MAX_ADDRESSES,
     TIP_CAP_SHARE,
@@ -419,7 +419,7 @@ def place_food_order(
     customer_id: CustomerId,
     address_id: entity_id("delivery_address", "One of the customer's saved delivery addresses, e.g. 'ADR-0003'."),
     payment_method: Annotated[PaymentMethod, Field(description="How the customer pays.")] = "card",
-    tip: Annotated[float, Field(ge=0, le=500, description="Courier tip, at most 50% of the subtotal.")] = 0.0,
+    tip: Annotated[float, Field(json_schema_extra={MONEY: True}, ge=0, le=500, description="Courier tip, at most 50% of the subtotal.")] = 0.0,
 ) -> FoodOrder:
     """Order everything in a customer's basket for delivery to a saved address; the basket is emptied and a courier assigned."""
     _customer(state, customer_id)
@@ -537,7 +537,7 @@ def cancel_food_order(
 def add_delivery_tip(
     state: FoodState,
     order_id: OrderId,
-    amount: Annotated[float, Field(gt=0, le=500, description="Tip to add for the courier.")],
+    amount: Annotated[float, Field(json_schema_extra={MONEY: True}, gt=0, le=500, description="Tip to add for the courier.")],
 ) -> FoodOrder:
     """Add a courier tip to an order (up to 24 hours after delivery); all tips together may be at most 50% of the subtotal."""
     o = _order(state, order_id)

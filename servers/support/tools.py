@@ -8,7 +8,7 @@ from pydantic import Field
 
 from prove.env.helpers import known, lookup, paginate, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id
+from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, entity_id
 from prove_servers.support.state import (
     ACTIVE,
     PRIORITIES,
@@ -482,7 +482,7 @@ def approve_product_return(state: SupportState, rma_id: RmaId) -> ReturnStatusVi
 def refund_product_return(
     state: SupportState,
     rma_id: RmaId,
-    amount: Annotated[float | None, Field(gt=0, le=100_000, description="Refund amount; omit to refund what was paid for the returned units.")] = None,
+    amount: Annotated[float | None, Field(json_schema_extra={MONEY: True}, gt=0, le=100_000, description="Refund amount; omit to refund what was paid for the returned units.")] = None,
 ) -> ReturnStatusView:
     """Refund an approved or received return to the customer; never more than was paid for the returned units."""
     rma = _rma(state, rma_id)

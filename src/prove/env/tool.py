@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 from pydantic import BaseModel, ValidationError
 
-from prove.env.types import model_facing
+from prove.env.types import MONEY, model_facing
 
 __all__ = ["ToolError", "ToolSpec", "tool", "MAX_STRING_CHARS", "MAX_ARGUMENT_DEPTH"]
 
@@ -114,8 +114,19 @@ class ToolSpec:
             )
         for key, value in arguments.items():
             _check_size(value, key, 0)
+        args = dict(arguments)
+        props = self.input_schema.get("properties", {})
+        defs = self.input_schema.get("$defs", {})
+        for key, value in args.items():
+            schema = props.get(key, {})
+            problem = _strict(value, schema, defs)
+            if problem is not None:
+                raise ToolError(f"invalid arguments for {self.name}: argument '{key}' must be "
+                                f"{problem} (got {_shown(value)})")
+            if schema.get(MONEY) and isinstance(value, (int, float)):
+                args[key] = round(value + 0.0, 2)  # money is cents: 0.004 is 0.00, not > 0
         try:
-            model = self.arg_model.model_validate(dict(arguments))
+            model = self.arg_model.model_validate(args)
         except ValidationError as exc:
             raise ToolError(_describe(exc, self)) from None
         return {name: getattr(model, name) for name in self.params}
@@ -139,6 +150,71 @@ def _lift_descriptions(schema: dict[str, Any]) -> None:
             found = [o["description"] for o in prop.get("anyOf", ()) if "description" in o]
             if found:
                 prop["description"] = found[0]
+
+
+_JSON_TYPES = {"number": "a number", "integer": "an integer", "string": "a string",
+               "boolean": "true or false", "array": "an array", "object": "an object",
+               "null": "null"}
+
+
+def _shown(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def _strict(value: Any, schema: Mapping[str, Any], defs: Mapping[str, Any]) -> str | None:
+    """None if `value` has the JSON type `schema` advertises, else the accepted type in words.
+
+    Stricter than pydantic's lax mode, exactly as strict as the schema: no bool for a number or
+    an integer, no string for a number, an integer or a boolean, no fraction for an integer.
+    """
+    for _ in range(16):
+        if "$ref" not in schema:
+            break
+        schema = defs.get(str(schema["$ref"]).rsplit("/", 1)[-1], {})
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:
+        problems = [_strict(value, o, defs) for o in options]
+        if any(p is None for p in problems):
+            return None
+        return " or ".join(dict.fromkeys(p for p in problems if p))
+    kind = schema.get("type")
+    if kind is None:
+        return None
+    if kind == "number":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif kind == "integer":
+        ok = (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer())
+    elif kind == "string":
+        ok = isinstance(value, str)
+    elif kind == "boolean":
+        ok = isinstance(value, bool)
+    elif kind == "null":
+        ok = value is None
+    elif kind == "array":
+        if not isinstance(value, list):
+            return "an array"
+        items = schema.get("items")
+        if isinstance(items, Mapping):
+            for i, item in enumerate(value):
+                inner = _strict(item, items, defs)
+                if inner is not None:
+                    return f"an array whose items are {inner} (item {i} is {_shown(item)})"
+        return None
+    elif kind == "object":
+        if not isinstance(value, dict):
+            return "an object"
+        props = schema.get("properties", {})
+        for key, item in value.items():
+            if key in props:
+                inner = _strict(item, props[key], defs)
+                if inner is not None:
+                    return f"an object whose '{key}' is {inner}"
+        return None
+    else:
+        return None
+    return None if ok else _JSON_TYPES[kind] + ("" if kind != "number" else " (not true/false)")
 
 
 def _check_size(value: Any, key: str, depth: int) -> None:

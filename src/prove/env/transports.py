@@ -3,19 +3,25 @@
     prove serve                      # every server over streamable HTTP at 127.0.0.1:8765/<server>/mcp
     prove serve --stdio banking      # one server over stdio, for desktop MCP clients
 
-The episode travels in the request's `_meta` (`episode_id`, `seed`, `prefix`, `resume`); a call
-without it uses the default episode. Episode control (open/close/hash) lives under `/control/`,
+The episode travels in the request's `_meta` (`episode_id`, `seed`, `prefix`, `resume`, and for
+exactly-once calls `token` and `seq`, see `prove.env.hub`); a call without `_meta` (any stock MCP
+client) uses the default episode, seed 0, which is opened lazily and, if it is ever evicted, is
+reported lost once and then reseeded (a stock client has no way to rebuild it). Episode control (open/close/hash) lives under `/control/`,
 outside MCP, so a policy never sees it in its tool list.
 
 Safe by default (`Guard`, in front of every route): the Host header must name a loopback address
 (or a host given with `--allow-host`), so does an Origin header if present (DNS rebinding); a POST
 must be `application/json` (no form or text/plain request a web page can send without a
-preflight); its body has a size cap per route (`--max-body`, `--max-control-body`); with a token
-(`--token` / `PROVE_ENV_TOKEN`, required off loopback) every route needs `Authorization: Bearer`.
+preflight); its body has a size cap per route (`--max-body`, `--max-control-body`) and must arrive
+within `body_timeout` seconds (408 otherwise); with a token (`--token` / `PROVE_ENV_TOKEN`,
+required off loopback) every route needs `Authorization: Bearer`. Capacity (the episode cap or the
+byte budget, every episode in use) is status 503 on every route: the HTTP status on `/control/`,
+JSON-RPC error -32011 with `data.status` 503 on MCP.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -37,16 +43,23 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from prove.env.hub import MAX_DEPTH, EpisodeError, EpisodeLost, Hub, nesting_depth
+from prove.env.hub import MAX_DEPTH, EpisodeError, EpisodeLost, Hub, HubFull, nesting_depth
 
 __all__ = [
     "ProveMCPServer", "build_http_app", "run_stdio", "META_KEYS", "Guard", "LOOPBACK_HOSTS",
-    "MAX_BODY", "MAX_CONTROL_BODY", "EPISODE_LOST_CODE", "prove_version",
+    "MAX_BODY", "MAX_CONTROL_BODY", "EPISODE_LOST_CODE", "CAPACITY_CODE", "prove_version",
+    "BODY_TIMEOUT", "TOKEN_HEADER", "HEADER_TIMEOUT", "run_http", "header_timeout_protocol",
 ]
 
 logger = logging.getLogger(__name__)
 
-META_KEYS = ("episode_id", "seed", "prefix", "resume")
+META_KEYS = ("episode_id", "seed", "prefix", "resume", "token", "seq")
+TOKEN_HEADER = "prove-episode-token"
+"""Header carrying the episode token on `/control/` hash and close requests."""
+BODY_TIMEOUT = 30.0
+"""Default seconds a request body may take to arrive once its headers are in (408 after)."""
+HEADER_TIMEOUT = 10.0
+"""Default seconds a request's headers may take to arrive; the connection is closed after."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 MAX_BODY = 1 << 20
 """Default cap on one `/<server>/mcp` request body: 1 MiB (`prove serve --max-body`)."""
@@ -54,6 +67,8 @@ MAX_CONTROL_BODY = 4 << 20
 """Default cap on one `/control/` request body: 4 MiB (`prove serve --max-control-body`)."""
 EPISODE_LOST_CODE = -32010
 """JSON-RPC error code of a call to an episode that was evicted, expired or lost in a restart."""
+CAPACITY_CODE = -32011
+"""JSON-RPC error code of a call refused for capacity (HTTP 503 on `/control/`)."""
 _INVALID_PARAMS = -32602
 
 
@@ -116,9 +131,12 @@ class ProveMCPServer(MCPServer):
                 prefix=meta.get("prefix"),
                 server=self.server_name,
                 resume=resume,
+                token=meta.get("token"),
+                seq=meta.get("seq"),
             )
         except EpisodeError as exc:  # the caller's episode handling, not the model's tool use
-            code = EPISODE_LOST_CODE if isinstance(exc, EpisodeLost) else _INVALID_PARAMS
+            code = (EPISODE_LOST_CODE if isinstance(exc, EpisodeLost)
+                    else CAPACITY_CODE if isinstance(exc, HubFull) else _INVALID_PARAMS)
             raise MCPError(code, str(exc), {"status": exc.status}) from None
         if logged["ok"]:
             result = logged["result"]
@@ -141,7 +159,7 @@ class Guard:
     """ASGI gate in front of every route: Host/Origin, bearer token, JSON-only POST, body caps.
 
     A refused request gets a JSON `{"error": ...}` with 421 (Host), 403 (Origin), 401 (token),
-    415 (Content-Type) or 413 (body too large). A client that disconnects mid-body is logged in
+    415 (Content-Type), 413 (body too large) or 408 (body slower than `body_timeout` seconds). A client that disconnects mid-body is logged in
     one line and the app never sees the request.
     """
 
@@ -153,7 +171,11 @@ class Guard:
         token: str | None = None,
         max_body: int = MAX_BODY,
         max_control_body: int = MAX_CONTROL_BODY,
+        body_timeout: float = BODY_TIMEOUT,
     ) -> None:
+        if body_timeout <= 0:
+            raise ValueError(f"body_timeout must be > 0 seconds, got {body_timeout}")
+        self.body_timeout = body_timeout
         extra = {_host_name(h) for h in allowed_hosts if h.strip()}
         self.app = app
         self.any_host = "*" in extra
@@ -201,8 +223,15 @@ class Guard:
         if declared.isdigit() and int(declared) > limit:
             return await self._refuse(scope, receive, send, 413, too_large)
         body = bytearray()
+        deadline = asyncio.get_running_loop().time() + self.body_timeout
         while True:
-            message = await receive()
+            left = deadline - asyncio.get_running_loop().time()
+            try:
+                message = await asyncio.wait_for(receive(), max(left, 0.001))
+            except asyncio.TimeoutError:
+                return await self._refuse(scope, receive, send, 408, (
+                    f"request body did not arrive within {self.body_timeout:g} s "
+                    f"({len(body)} bytes received)"))
             if message["type"] == "http.disconnect":
                 logger.info("client disconnected after %d bytes of a POST %s body; request dropped",
                             len(body), scope["path"])
@@ -234,7 +263,7 @@ class BadBody(EpisodeError):
     """A control request body that is not a JSON object of the documented fields."""
 
 
-_OPEN_FIELDS = ("episode_id", "seed", "prefix")
+_OPEN_FIELDS = ("episode_id", "seed", "prefix", "token", "replace", "seq", "append", "final")
 
 
 async def _json_object(request: Request, fields: tuple[str, ...]) -> dict[str, Any]:
@@ -278,6 +307,7 @@ def build_http_app(
     token: str | None = None,
     max_body: int = MAX_BODY,
     max_control_body: int = MAX_CONTROL_BODY,
+    body_timeout: float = BODY_TIMEOUT,
 ) -> ASGIApp:
     """One app mounting every server at `/<server>/mcp`, plus `/control/...`, behind `Guard`.
 
@@ -287,7 +317,7 @@ def build_http_app(
     names = list(servers) if servers is not None else list(hub.registry.servers)
     mcps = {n: ProveMCPServer(hub, n) for n in names}
     guard_args = dict(allowed_hosts=list(allowed_hosts), token=token, max_body=max_body,
-                      max_control_body=max_control_body)
+                      max_control_body=max_control_body, body_timeout=body_timeout)
     probe = Guard(lambda *a: None, **guard_args)  # type: ignore[arg-type]
     security = _sdk_security(probe.hosts, probe.any_host)
     routes: list[Any] = [
@@ -314,7 +344,8 @@ def build_http_app(
             {"ok": True, "version": prove_version(), "servers": names,
              "tools": sum(len(hub.registry.server(n).tools) for n in names),
              "episodes": len(hub.store), "max_episodes": hub.store.max_episodes,
-             "max_prefix": hub.max_prefix, "max_body": max_body, "max_control_body": max_control_body}
+             "max_prefix": hub.max_prefix, "max_body": max_body, "max_control_body": max_control_body,
+             "max_memory": hub.store.max_memory, "episode_bytes": hub.store.bytes}
         )
 
     async def tools(request: Request) -> JSONResponse:
@@ -328,7 +359,13 @@ def build_http_app(
             if nesting_depth(body, MAX_DEPTH + 3) > MAX_DEPTH + 3:
                 raise BadBody(f"request body nests more than {MAX_DEPTH} levels deep inside its calls")
             seed = body.get("seed", 0)
-            n = await hub.open_async(body.get("episode_id"), seed, body.get("prefix"))
+            flags = {k: body.get(k, d) for k, d in (("replace", False), ("append", False),
+                                                      ("final", True))}
+            for key, value in flags.items():
+                if not isinstance(value, bool):
+                    raise BadBody(f"{key} must be true or false, got {value!r:.40}")
+            n = await hub.open_async(body.get("episode_id"), seed, body.get("prefix"),
+                                     token=body.get("token"), seq=body.get("seq", 0), **flags)
         except EpisodeError as exc:
             return error(exc)
         # No echo of the prefix's results: a failing call already failed the open.
@@ -336,7 +373,8 @@ def build_http_app(
 
     async def close_episode(request: Request) -> JSONResponse:
         try:
-            return JSONResponse({"closed": hub.close(request.path_params["episode_id"])})
+            closed = hub.close(request.path_params["episode_id"], request.headers.get(TOKEN_HEADER))
+            return JSONResponse({"closed": closed})
         except EpisodeError as exc:
             return error(exc)
 
@@ -344,7 +382,8 @@ def build_http_app(
         raw = request.query_params.get("servers")
         servers_q = [s for s in raw.split(",") if s] if raw else None
         try:
-            digest = hub.state_hash(request.path_params["episode_id"], servers_q)
+            digest = hub.state_hash(request.path_params["episode_id"], servers_q,
+                                    request.headers.get(TOKEN_HEADER))
         except (EpisodeError, KeyError) as exc:
             return error(exc)
         return JSONResponse({"hash": digest})
@@ -367,6 +406,59 @@ def build_http_app(
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.hub = hub
     return Guard(app, **guard_args)
+
+
+def header_timeout_protocol(seconds: float = HEADER_TIMEOUT) -> type:
+    """uvicorn's h11 protocol, closing a connection whose request headers take over `seconds`.
+
+    uvicorn waits for headers forever: a client that sends half a request line holds a
+    connection (and reaches nothing, not even the token check) until it gives up.
+    """
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    if seconds <= 0:
+        raise ValueError(f"header timeout must be > 0 seconds, got {seconds}")
+
+    class HeaderTimeoutH11(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def data_received(self, data: bytes) -> None:
+            before = self.cycle
+            super().data_received(data)
+            if self.cycle is not before:  # a request's headers are complete
+                self._disarm()
+            elif self._header_timer is None and (self.cycle is None or self.cycle.response_complete):
+                self._header_timer = self.loop.call_later(seconds, self._expire)
+
+        def _expire(self) -> None:
+            self._header_timer = None
+            if self.cycle is None or self.cycle.response_complete:
+                logger.info("closed a connection whose request headers took over %g s", seconds)
+                self.transport.close()
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return HeaderTimeoutH11
+
+
+def run_http(
+    app: ASGIApp, host: str, port: int, *, log_level: str = "info",
+    header_timeout: float = HEADER_TIMEOUT,
+) -> None:
+    """Serve `app` with uvicorn as `prove serve` does, plus the header read timeout."""
+    import uvicorn
+
+    # Long keep-alive: RL clients hold pooled connections across slow steps; a server-side close
+    # racing a reused connection would surface as a spurious transport error.
+    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_keep_alive=120,
+                backlog=4096, http=header_timeout_protocol(header_timeout))
 
 
 def run_stdio(server: str, hub: Hub | None = None) -> None:

@@ -28,11 +28,14 @@ __all__ = [
     "ENTITY", "entity_id", "entity_ids", "day", "moment", "parse_day", "parse_moment",
     "Page", "Offset", "Limit", "MAX_PAGE", "DEFAULT_LIMIT", "declared_entity", "declared_format",
     "entity_values", "state_schema",
-    "model_facing",
+    "model_facing", "MONEY", "money_amount",
 ]
 
 ENTITY = "x-entity"
 """JSON-schema key naming the entity kind an id parameter or result field refers to."""
+
+MONEY = "x-money"
+"""JSON-schema key marking a money parameter: rounded to cents before it is validated."""
 
 MAX_PAGE = 50
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -60,6 +63,13 @@ def entity_ids(kind: str, description: str, **constraints: Any) -> Any:
 def _check_kind(kind: str) -> None:
     if not kind or not kind.replace("_", "").isalnum() or kind != kind.lower():
         raise ValueError(f"entity kind must be lower_snake_case letters/digits, got {kind!r}")
+
+
+def money_amount(description: str, *, optional: bool = False, **constraints: Any) -> Any:
+    """A money amount (float, or None when `optional`): rounded to cents before its constraints
+    are checked, so `gt=0` refuses 0.004 instead of recording a 0.00 transfer."""
+    kind: Any = float | None if optional else float
+    return Annotated[kind, Field(description=description, json_schema_extra={MONEY: True}, **constraints)]
 
 
 def day(description: str, **constraints: Any) -> Any:
