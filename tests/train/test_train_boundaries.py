@@ -132,3 +132,12 @@ def test_the_preflight_runs_the_boundary_check_for_the_configs_family(monkeypatc
             preflight(overrides, tok, has_gpu=False, family="granite")
     monkeypatch.setattr(loop, "token_builder", token_builder, raising=False)
     preflight(overrides, tok, has_gpu=False, family="granite")
+
+
+def test_the_rollouts_tool_parser_must_read_the_familys_call_format() -> None:
+    from prove.train.preflight import FORMAT_KEY, check_call_format
+
+    for family in SPECS:  # every family in the table writes hermes calls; the configs parse hermes
+        assert check_call_format({}, family) == "hermes"
+    with pytest.raises(ValueError, match="model family 'granite' writes hermes tool calls but .*format=gpt-oss"):
+        check_call_format({FORMAT_KEY: "gpt-oss"}, "granite")

@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["preflight", "check_attention", "check_chat_template", "check_turn_boundaries", "setting",
-           "ATTN_KEY", "BOUNDARY_CONVERSATION", "FAMILY_MODEL_TYPES", "rollout_token_builder"]
+           "ATTN_KEY", "BOUNDARY_CONVERSATION", "FAMILY_MODEL_TYPES", "rollout_token_builder", "check_call_format"]
 
 ATTN_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
 RMPAD_KEY = "actor_rollout_ref.model.use_remove_padding"
@@ -374,6 +374,19 @@ def check_turn_boundaries(tokenizer_or_model_path: Any, verl_overrides: Any = No
     return notes
 
 
+def check_call_format(verl_overrides: Any, family: str) -> str:
+    """The rollout's tool parser (``multi_turn.format``) must read the call format the family's
+    template teaches (``prove.llm.families``: ``tool_call_parser``); ValueError otherwise."""
+    from prove.llm.families import family as family_of
+
+    fmt = setting(verl_overrides, FORMAT_KEY) or DEFAULTS[FORMAT_KEY]
+    want = family_of(family).tool_call_parser
+    if fmt != want:
+        raise ValueError(f"model family {family!r} writes {want} tool calls but {FORMAT_KEY}={fmt}: "
+                         f"VERL's parser would find no calls; set {FORMAT_KEY}={want}")
+    return fmt
+
+
 def _block_start(text: str, block: str, at: int) -> int | None:
     """Where ``block`` starts in ``text`` when it covers position ``at`` (None: it does not)."""
     for k in range(max(0, at - len(block) + 1), at + 1):
@@ -392,8 +405,9 @@ def preflight(verl_overrides: Any, tokenizer_or_model_path: Any, *, has_gpu: boo
               family: str | None = None) -> None:
     """Stop before any GPU work with what to change (ValueError): the attention implementation
     this machine cannot run (or one that mixes packed sequences), a GPU rollout engine on a
-    machine without a GPU, a chat template that does not render tools and tool calls, turn
-    boundaries the rollout would not keep for ``family`` (:func:`check_turn_boundaries`).
+    machine without a GPU, a tool parser that does not read ``family``'s call format, a chat
+    template that does not render tools and tool calls, turn boundaries the rollout would not keep
+    for ``family`` (:func:`check_turn_boundaries`).
     ``has_gpu=None`` asks torch."""
     if has_gpu is None:
         import torch
@@ -404,6 +418,8 @@ def preflight(verl_overrides: Any, tokenizer_or_model_path: Any, *, has_gpu: boo
         raise ValueError(f"{ROLLOUT_KEY}={rollout} needs a GPU and this machine has none; run the "
                          "CPU profile (its rollout stands in for vLLM) or move to a GPU machine")
     check_attention(verl_overrides, has_gpu=has_gpu)
+    if family is not None:
+        check_call_format(verl_overrides, family)
     tok = _tokenizer(tokenizer_or_model_path)
     check_chat_template(tok, verl_overrides)
     check_turn_boundaries(tok, verl_overrides, family=family,
