@@ -289,7 +289,8 @@ class EnvClient:
                                  response.status_code) from exc
         error = message.get("error") if isinstance(message, dict) else None
         if isinstance(error, str):  # refused before MCP (token, Host, size): {"error": "..."}
-            raise EnvClientError(f"{name} in episode {episode_id!r}: {error}", response.status_code)
+            kind = EnvTimeout if response.status_code == 408 else EnvClientError  # 408: not run
+            raise kind(f"{name} in episode {episode_id!r}: {error}", response.status_code)
         if error is not None:
             data = error.get("data") if isinstance(error.get("data"), dict) else {}
             status = int(data.get("status", response.status_code))
