@@ -67,19 +67,26 @@ def test_every_family_has_a_template_fixture() -> None:
 
 @pytest.mark.parametrize("family", sorted(SPECS))
 def test_verl_builders_keep_qwen_boundaries_and_drop_the_newline_of_the_others(family: str) -> None:
-    """What runs today: VERL picks its builder by model_type. Qwen's builder inserts the newline
+    """VERL's own choice (what ran before prove.train.agent_loop installed token_builder): it picks
+    its builder by model_type. Qwen's builder inserts the newline
     after <|im_end|>; Granite, Gemma and SmolLM2 get the generic one and the check stops them,
     naming the family, the boundary and the fix."""
     need_verl()
+    from verl.utils.tokenizer.continuous_token_wiring import create_continuous_token_builder
+
     from prove.train.preflight import check_turn_boundaries
 
     tok = family_tokenizer(family)
     model_type = SPECS[family][4]
+    kwargs = _overrides(family)["data.apply_chat_template_kwargs"]
+    verl_own = create_continuous_token_builder(tok, hf_model_type=model_type, chat_template_kwargs=kwargs)
     if family in VERL_KEEPS:
-        check_turn_boundaries(tok, _overrides(family), family=family, hf_model_type=model_type)
+        check_turn_boundaries(tok, _overrides(family), family=family, hf_model_type=model_type,
+                              builder=verl_own)
         return
     with pytest.raises(ValueError) as err:
-        check_turn_boundaries(tok, _overrides(family), family=family, hf_model_type=model_type)
+        check_turn_boundaries(tok, _overrides(family), family=family, hf_model_type=model_type,
+                              builder=verl_own)
     message = str(err.value)
     assert f"model family {family!r}" in message and "ContinuousTokenBuilder" in message
     assert "between assistant turn 1 and the tool turn after it" in message

@@ -35,6 +35,7 @@ from verl.experimental.agent_loop.tool_parser import FunctionCall
 from verl.tools.schemas import ToolResponse
 
 from prove.rows import AGENT_NAME
+from prove.train.chat_template import token_builder
 from prove.train.schema import row_schemas
 from prove.train.session import TOOL_LOG_KEY, close_episode, failed_entry
 
@@ -121,6 +122,13 @@ class ProveAgentLoop(ToolAgentLoop):
     """See the module doc. One instance per trajectory (VERL instantiates a loop per sample)."""
 
     _agent_data: AgentData | None = None
+
+    def __init__(self, *args: Any, hf_model_type: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, hf_model_type=hf_model_type, **kwargs)
+        # VERL's generic builder drops the separator the template writes after the end-of-turn token
+        # (Granite, Gemma, SmolLM2): prove.train.preflight.check_turn_boundaries checks this choice
+        self.continuous_token_builder = token_builder(self.tokenizer, hf_model_type,
+                                                      dict(self.apply_chat_template_kwargs or {}))
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         self._agent_data = None
