@@ -4,11 +4,14 @@
     out = evaluate_chain("smollm2-135m", env_url, plan, HeldoutPlan(max_rows=4))   # 06 on smoke
 
 Models are found from the run directories (``prove.train.chain.trained_models``: each finished
-run's ``model.json``), never typed in. Each is evaluated on PROVE's held-out turns
-(``prove.eval.heldout``, live, the training agent path) and served for the external benchmarks
-through ``prove.eval.pipeline.evaluate_model`` (``transformers serve`` on CPU, vLLM on the paper
-profile). The returned long rows feed ``prove.eval.paper.comparison_table``; their ``variant`` is
-``base``, ``sft`` or ``trained`` (GRPO with PROVE's reward; other GRPO runs keep their label).
+run's ``model.json``), never typed in; the base model's hub id is resolved by ``prove.llm.vllm``.
+Each model is served once by vLLM (its CPU build on a cpu config, on the policy's GPUs of
+``EvalPlan.placement`` where 06 planned one) and that one server answers PROVE's held-out turns
+(``prove.eval.heldout``, live, the training agent path, rows batched) and the external benchmarks
+(``prove.eval.pipeline.evaluate_model``); it is stopped before the next model starts, so nothing of
+a model stays loaded in this process. The returned long rows feed
+``prove.eval.paper.comparison_table``; their ``variant`` is ``base``, ``sft`` or ``trained`` (GRPO
+with PROVE's reward; other GRPO runs keep their label).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from prove.eval.heldout import HeldoutPlan, evaluate_heldout
 from prove.eval.paper import long_rows
 from prove.eval.pipeline import EvalPlan, evaluate_model
 
-__all__ = ["evaluate_chain", "eval_model_name", "table_variant"]
+__all__ = ["evaluate_chain", "eval_model_name", "table_variant", "serve_for_eval"]
 
 
 def eval_model_name(train_cfg: Any) -> str:
@@ -46,12 +49,17 @@ def table_variant(label: str) -> str:
     return {"grpo_default": "trained"}.get(label, label)
 
 
-def _serve(model_dir: str, device: str) -> Any:
-    from prove.eval.served import VLLMConfig, serve_local, serve_vllm
+def serve_for_eval(model: str, train_cfg: Any, plan: EvalPlan | None = None) -> Any:
+    """A ``prove.llm.vllm.ServedModel`` (not yet started: use it as a context manager) for one model
+    of the chain: the policy slot of ``plan.placement`` when 06 planned one, else vLLM's CPU build on
+    a cpu config and vLLM on a GPU otherwise, with the config's family and thinking mode."""
+    from prove.llm.vllm import VLLMConfig, serve_local, serve_vllm
 
-    if device == "cpu":
-        return serve_local(model_dir=model_dir, threads=os.cpu_count())
-    return serve_vllm(VLLMConfig(model=model_dir))
+    if plan is not None and plan.placement is not None:
+        return serve_vllm(plan.placement.vllm_config("policy", model=str(model)))
+    if train_cfg.device == "cpu":
+        return serve_local(model_dir=model, threads=os.cpu_count(), thinking=train_cfg.thinking)
+    return serve_vllm(VLLMConfig(model=str(model), family=train_cfg.family, thinking=train_cfg.thinking))
 
 
 def evaluate_chain(config: str | Any, env_urls: str | Sequence[str], plan: EvalPlan | None,
@@ -76,16 +84,17 @@ def evaluate_chain(config: str | Any, env_urls: str | Sequence[str], plan: EvalP
     summaries, turns, benchmarks = [], [], {}
     for label, folder in models.items():
         variant = table_variant(label)
-        per_turn, summary = evaluate_heldout(folder, cfg, env_urls, heldout, label=label)
+        with serve_for_eval(folder, cfg, plan) as served:  # one server: held-out, BFCL, τ²
+            per_turn, summary = evaluate_heldout(served, cfg, env_urls, heldout, label=label)
+            summary["model"] = str(folder)
+            if plan is not None and plan.benchmarks:
+                run_plan = dataclasses.replace(plan, tokenizer_path=str(served.model_dir))
+                benchmarks[label] = evaluate_model(name, variant, served.endpoint, run_plan)
         summaries.append({"model": name, "config": cfg.name, "run": label, **summary})
         turns.append(per_turn)
         rows += long_rows(name, variant, heldout=summary)
-        if plan is not None and plan.benchmarks:
-            with _serve(folder, cfg.device) as served:
-                run_plan = dataclasses.replace(plan, tokenizer_path=str(folder))
-                result = evaluate_model(name, variant, served.endpoint, run_plan)
-            benchmarks[label] = result
-            rows += result["rows"]
+        if label in benchmarks:
+            rows += benchmarks[label]["rows"]
         # into the run's wandb run and its summary.json (base has no run: nothing)
         log_chain_eval(cfg, label, summary, benchmarks.get(label), results_dir, checkpoints_dir)
     return {"rows": rows, "heldout": pd.DataFrame(summaries),
