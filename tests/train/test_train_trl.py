@@ -55,6 +55,50 @@ def test_grpo_args_carry_the_variant_and_group(tmp_path: Path) -> None:
     assert args.use_cpu and args.max_completion_length == 128
 
 
+def test_gpu_runs_train_in_bf16_in_verls_mini_batches(tmp_path: Path) -> None:
+    """The paper config on a GPU: 64 prompts x 8 = 512 trajectories generated once per VERL step,
+    an optimiser step per VERL mini-batch (16 prompts x 8 = 128 trajectories) in micro-batches of
+    4, bf16; on the CPU the laptop config keeps one pass and fp32."""
+    from prove.train.config import load_train_config
+    from prove.train.trl_engine import GPU_MICRO_BATCH, batch_settings, grpo_config_kwargs
+
+    paper = load_train_config("qwen3-4b")
+    kw = grpo_config_kwargs(paper, paper.variant("default"), tmp_path, "x", steps=2, report_to=[],
+                            device="cuda")
+    assert kw["bf16"] and not kw["fp16"] and not kw["use_cpu"] and kw["gradient_checkpointing"]
+    assert kw["generation_batch_size"] == 512 and kw["per_device_train_batch_size"] == GPU_MICRO_BATCH
+    assert kw["per_device_train_batch_size"] * kw["gradient_accumulation_steps"] == 128
+    assert kw["max_steps"] == 2 * 4  # four mini-batch updates per VERL step
+    laptop = load_train_config("smollm2-135m-laptop")
+    cpu = grpo_config_kwargs(laptop, laptop.variant("default"), tmp_path, "x", steps=3, report_to=[])
+    assert cpu["use_cpu"] and not cpu["bf16"] and cpu["max_steps"] == 3
+    assert (cpu["per_device_train_batch_size"], cpu["gradient_accumulation_steps"]) == (4, 1)
+    odd = {"data.train_batch_size": 6, "actor_rollout_ref.actor.ppo_mini_batch_size": 4,
+           "actor_rollout_ref.rollout.n": 2}
+    with pytest.raises(ValueError, match="ppo_mini_batch_size=4 does not divide data.train_batch_size=6"):
+        batch_settings(odd, "cuda")
+    micro = batch_settings({**odd, "data.train_batch_size": 8,
+                            "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": 3}, "cuda")
+    assert micro == {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 4,
+                     "generation_batch_size": 16}  # 3 does not divide 8 trajectories: the next that does
+
+
+def test_grpo_config_accepts_the_gpu_settings(tmp_path: Path) -> None:
+    """TRL's own GRPOConfig validates the GPU batch keys (built here without a GPU: bf16 off)."""
+    _trl()
+    from trl import GRPOConfig
+
+    from prove.train.config import load_train_config
+    from prove.train.trl_engine import grpo_config_kwargs
+
+    paper = load_train_config("qwen3-4b")
+    kw = grpo_config_kwargs(paper, paper.variant("default"), tmp_path, "x", steps=1, report_to=[],
+                            device="cuda")
+    args = GRPOConfig(**{**kw, "bf16": False, "use_cpu": True})  # bf16 needs the GPU it will have
+    assert args.steps_per_generation == 512 // kw["per_device_train_batch_size"]
+    assert args.generation_batch_size % args.num_generations == 0
+
+
 def test_engine_trl_builds_the_trl_command_and_bad_engines_are_refused(tmp_path: Path) -> None:
     from prove.profiles import ChainPlan, from_mapping
     from prove.train.config import load_train_config

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TrlSettings", "trl_settings", "grpo_args", "trl_dataset", "ProveRollout", "stop_tokens",
+__all__ = ["TrlSettings", "trl_settings", "GPU_MICRO_BATCH", "batch_settings", "grpo_config_kwargs", "grpo_args", "trl_dataset", "ProveRollout", "stop_tokens",
            "make_trainer", "train", "Samples", "sample_rollouts", "completion_logprobs",
            "reweighted_rewards", "main"]
 
@@ -84,28 +84,77 @@ def trl_settings(verl: Mapping[str, Any]) -> TrlSettings:
     )
 
 
-def grpo_args(cfg: Any, variant: Any, checkpoints: Path, run_name: str, *, steps: int,
-              report_to: Sequence[str] = ("wandb",)) -> Any:
-    """TRL's ``GRPOConfig`` for this run: the config's group size, prompts per step, lengths,
-    sampling, clip range and KL coefficient (VERL's ``use_kl_loss``/``kl_loss_coef``: ``beta``),
-    the variant's learning rate, VERL's constant schedule after warm-up, one optimiser step per
-    generated batch (VERL's ``ppo_mini_batch_size = train_batch_size``), token-mean loss."""
-    from trl import GRPOConfig
+GPU_MICRO_BATCH = 4
+"""Trajectories per forward/backward on a GPU when the config sets no
+``actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu`` (the paper configs size by tokens,
+``use_dynamic_bsz``, which TRL has no counterpart for)."""
 
+
+def batch_settings(verl: Mapping[str, Any], device: str, num_processes: int = 1) -> dict[str, int]:
+    """TRL's batch keys mirroring VERL's step: one generation of ``train_batch_size x n``
+    trajectories per step (``generation_batch_size``), one optimiser step per VERL mini-batch
+    (``ppo_mini_batch_size x n`` trajectories: ``per_device_train_batch_size x
+    gradient_accumulation_steps x num_processes``), forward passes of the micro-batch. On a CPU
+    the whole group is one pass (two cores gain nothing from splitting). Raises with the sizes
+    when the mini-batch does not divide the batch."""
+    s = trl_settings(verl)
+    generation = s.prompts_per_step * s.num_generations
+    mini_prompts = int(verl.get("actor_rollout_ref.actor.ppo_mini_batch_size") or s.prompts_per_step)
+    mini = min(mini_prompts, s.prompts_per_step) * s.num_generations
+    if generation % mini:
+        raise ValueError(f"actor_rollout_ref.actor.ppo_mini_batch_size={mini_prompts} does not divide "
+                         f"data.train_batch_size={s.prompts_per_step}; VERL and TRL need whole mini-batches")
+    per_rank = mini // num_processes if mini % num_processes == 0 else 0
+    if per_rank == 0:
+        raise ValueError(f"a mini-batch of {mini} trajectories does not split over {num_processes} processes")
+    if device == "cpu":
+        micro = per_rank
+    else:
+        wanted = int(verl.get("actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu") or GPU_MICRO_BATCH)
+        micro = max(d for d in range(1, min(wanted, per_rank) + 1) if per_rank % d == 0)
+    return {"per_device_train_batch_size": micro, "gradient_accumulation_steps": per_rank // micro,
+            "generation_batch_size": generation}
+
+
+def grpo_config_kwargs(cfg: Any, variant: Any, checkpoints: Path, run_name: str, *, steps: int,
+                       report_to: Sequence[str] = ("wandb",), device: str | None = None,
+                       num_processes: int = 1) -> dict[str, Any]:
+    """The keyword arguments of TRL's ``GRPOConfig`` for this run (``device``: ``cpu`` or ``cuda``;
+    default from the config's ``device``). The config's group size, prompts per step, lengths,
+    sampling, clip range and KL coefficient (VERL's ``use_kl_loss``/``kl_loss_coef``: ``beta``), the
+    variant's learning rate, VERL's constant schedule after warm-up, :func:`batch_settings`,
+    token-mean loss. On a GPU: bf16 and, when the config asks VERL for it, gradient checkpointing.
+    ``max_steps`` counts optimiser steps, so a VERL step of k mini-batches is k TRL steps."""
+    device = device or ("cpu" if cfg.device == "cpu" else "cuda")
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be cpu or cuda, got {device!r}")
     s = trl_settings(cfg.verl)
-    return GRPOConfig(
+    batches = batch_settings(cfg.verl, device, num_processes)
+    updates = batches["generation_batch_size"] // (
+        batches["per_device_train_batch_size"] * batches["gradient_accumulation_steps"] * num_processes)
+    gpu = device == "cuda"
+    return dict(
         output_dir=str(checkpoints), run_name=run_name, report_to=list(report_to),
-        max_steps=int(steps), learning_rate=float(variant.lr), lr_scheduler_type="constant_with_warmup",
-        warmup_steps=s.warmup_steps, weight_decay=0.01, max_grad_norm=1.0,
-        per_device_train_batch_size=s.prompts_per_step * s.num_generations,
-        gradient_accumulation_steps=1, num_generations=s.num_generations,
+        max_steps=int(steps) * updates, learning_rate=float(variant.lr),
+        lr_scheduler_type="constant_with_warmup", warmup_steps=s.warmup_steps * updates,
+        weight_decay=0.01, max_grad_norm=1.0, **batches, num_generations=s.num_generations,
         max_completion_length=s.max_completion_length, temperature=s.temperature, top_p=s.top_p,
         beta=s.beta, epsilon=s.epsilon, loss_type="dapo", scale_rewards="group",
-        seed=s.seed, data_seed=s.seed, use_cpu=cfg.device == "cpu", bf16=False, fp16=False,
-        gradient_checkpointing=False, logging_steps=1, save_strategy="no",
-        remove_unused_columns=False, dataloader_num_workers=0, log_completions=False,
-        reward_weights=[1.0, 0.0, 0.0], disable_dropout=True,
+        seed=s.seed, data_seed=s.seed, use_cpu=not gpu, bf16=gpu, fp16=False,
+        gradient_checkpointing=gpu and bool(
+            cfg.verl.get("actor_rollout_ref.model.enable_gradient_checkpointing", False)),
+        logging_steps=1, save_strategy="no", remove_unused_columns=False, dataloader_num_workers=0,
+        log_completions=False, reward_weights=[1.0, 0.0, 0.0], disable_dropout=True,
     )
+
+
+def grpo_args(cfg: Any, variant: Any, checkpoints: Path, run_name: str, *, steps: int,
+              report_to: Sequence[str] = ("wandb",), device: str | None = None) -> Any:
+    """TRL's ``GRPOConfig`` for this run (:func:`grpo_config_kwargs`)."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(**grpo_config_kwargs(cfg, variant, checkpoints, run_name, steps=steps,
+                                           report_to=report_to, device=device))
 
 
 def trl_dataset(parquet: str | Path) -> Any:
@@ -202,8 +251,9 @@ class ProveRollout:
         start = time.perf_counter()
         pad = self.tokenizer.pad_token_id
         width = max(len(c) for c in contexts)
-        ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts])
-        mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts])
+        device = next(model.parameters()).device  # the trainer's device (a GPU run: cuda)
+        ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts], device=device)
+        mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts], device=device)
         with torch.no_grad():
             out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=max(budgets),
                                  do_sample=self.s.temperature > 0, temperature=self.s.temperature,
@@ -473,11 +523,13 @@ def make_trainer(model_dir: str | Path, cfg: Any, variant: Any, env_urls: Sequen
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     tokenizer.padding_side = "left"
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    gpu = cfg.device != "cpu" and torch.cuda.is_available()
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16 if gpu else torch.float32)
     settings = trl_settings(cfg.verl)
     rollout = ProveRollout(tokenizer, env_urls, settings, timeout=cfg.env.timeout,
                            tag=f"trl-{cfg.experiment(variant.name)}")
-    args = grpo_args(cfg, variant, checkpoints, run_name, steps=steps, report_to=report_to)
+    args = grpo_args(cfg, variant, checkpoints, run_name, steps=steps, report_to=report_to,
+                     device="cuda" if gpu else "cpu")
     trainer = ProveGRPOTrainer(
         model=model, processing_class=tokenizer, args=args,
         reward_funcs=[make_trl_reward(variant.reward), _calls_column, _coverage_column],
