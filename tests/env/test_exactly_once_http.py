@@ -198,3 +198,29 @@ def test_half_sent_headers_and_bodies_are_cut_off() -> None:
             assert reply.startswith(b"HTTP/1.1 408") and b"did not arrive within 2 s" in reply
     finally:
         server.stop()
+
+
+def test_an_episode_longer_than_max_prefix_is_rebuilt_in_chunks() -> None:
+    from prove.env.launch import EnvServer
+
+    calls = [{"name": "get_bank_customer", "arguments": {"customer_id": f"CUS-000{i % 9 + 1}"}}
+             for i in range(9)]
+    calls.insert(4, {"name": "set_card_status",
+                     "arguments": {"card_id": "CRD-0001", "status": "cancelled"}})
+
+    async def run(url: str) -> tuple[EpisodeHandle, str]:
+        async with EnvClient(url) as env:
+            handle = env.episode("long", 0)
+            for c in calls:
+                assert (await handle.call(c["name"], c["arguments"]))["ok"]
+            await env.close("long")  # the server loses it (as an eviction or a restart would)
+            await handle.call(*READ_CALL)  # rebuilt from 10 logged calls, 4 per open
+            return handle, await handle.state_hash(["banking"])
+
+    with EnvServer(extra_args=["--servers", "banking", "--max-prefix", "4"]) as server:
+        handle, digest = asyncio.run(run(server.url))
+    assert handle.rebuilds == 1 and len(handle.log) == 11
+    assert digest == replayed_hash(handle, ["banking"])
+
+
+READ_CALL = ("get_bank_customer", {"customer_id": "CUS-0001"})

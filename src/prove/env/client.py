@@ -297,6 +297,7 @@ class EnvClient:
             code = error.get("code")
             kind = (EpisodeLostError if code == EPISODE_LOST_CODE
                     else EnvCapacity if code == CAPACITY_CODE
+                    else EnvTimeout if status == 425  # being opened by an earlier try: not run
                     else EpisodeConflictError if status == 409 else EnvClientError)
             raise kind(f"{name} in episode {episode_id!r}: {error.get('message')}", status)
         return logged_from_result(name, args, CallToolResult.model_validate(message["result"]))
@@ -335,8 +336,8 @@ class EnvClient:
         if response.status_code >= 400:
             detail = data.get("error", data) if isinstance(data, dict) else data
             status = response.status_code
-            kind = {410: EpisodeLostError, 409: EpisodeConflictError, 503: EnvCapacity}.get(
-                status, EnvClientError)
+            kind = {410: EpisodeLostError, 409: EpisodeConflictError, 503: EnvCapacity,
+                    425: EnvTimeout}.get(status, EnvClientError)
             raise kind(f"{method} {path}: {detail}", status)
         return data
 

@@ -86,13 +86,13 @@ class BaseStates:
         self.table_cost = 64 << 10  # what a write view's tables cost, as last measured
 
     def get(self, seed: int) -> tuple[ServerState, bytes, str, int]:
-        """(frozen state, its pickle, its hash, the bytes a whole private copy of it costs)."""
+        """(frozen state, its pickle, its hash, the bytes a write view's tables cost)."""
         entry = self._cache.get(seed)
         if entry is None:
             state = self.server.initial_state(seed)
             blob = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
-            entry = (state, blob, state_hash(state), deep_size(pickle.loads(blob)))
             self.table_cost = cow_copy(state)[1].bytes
+            entry = (state, blob, state_hash(state), self.table_cost)
             self._cache[seed] = entry
             if len(self._cache) > self.max_seeds:
                 self._cache.popitem(last=False)

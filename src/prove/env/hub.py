@@ -86,6 +86,12 @@ class EpisodeBusy(EpisodeError):
     status = 409
 
 
+class EpisodeOpening(EpisodeBusy):
+    """Another request is replaying this episode's prefix right now: ask again shortly (425)."""
+
+    status = 425
+
+
 class EpisodeConflict(EpisodeBusy):
     """The call's sequence number, call or open does not match what the episode has applied."""
 
@@ -406,7 +412,7 @@ class Hub:
         episode = self.store.get(episode_id)
         if episode is None:
             if episode_id in self._opening:
-                raise EpisodeBusy(
+                raise EpisodeOpening(
                     f"episode {episode_id!r} is being opened by another request; retry once it is open"
                 )
             reason = self.store.gone(episode_id)
@@ -542,7 +548,8 @@ class Hub:
             raise EpisodeError(f"seq must be an integer >= 0, got {seq!r:.40}")
         calls = self._check_prefix(prefix, server)
         if episode_id in self._opening:
-            raise EpisodeBusy(f"episode {episode_id!r} is being opened by another request")
+            raise EpisodeOpening(f"episode {episode_id!r} is being opened by another request; retry "
+                                 "once it is open")
         if append:
             staged = self._staged.get(episode_id)
             if staged is None or staged.token != token or staged.seed != seed:

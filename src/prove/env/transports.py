@@ -147,6 +147,29 @@ class ProveMCPServer(MCPServer):
         return CallToolResult(content=[TextContent(type="text", text=logged["error"])], is_error=True)
 
 
+async def _receive_within(receive: Receive, seconds: float) -> Message | None:
+    """The next ASGI message, or None if none came within `seconds`.
+
+    A starved event loop can fire the timer in the same turn as the data it was waiting for, so
+    on a timeout the message is looked for once more before giving up (a cancelled `receive`
+    consumed nothing).
+    """
+    try:
+        if hasattr(asyncio, "timeout"):
+            async with asyncio.timeout(max(seconds, 0.001)):
+                return await receive()
+        return await asyncio.wait_for(receive(), max(seconds, 0.001))
+    except (TimeoutError, asyncio.TimeoutError):
+        pass
+    late = asyncio.ensure_future(receive())
+    for _ in range(3):
+        await asyncio.sleep(0)
+        if late.done():
+            return late.result()
+    late.cancel()
+    return None
+
+
 def _host_name(value: str) -> str:
     """The host part of a Host header or authority, lower-cased, without brackets or port."""
     value = value.strip().lower()
@@ -226,18 +249,11 @@ class Guard:
         deadline = asyncio.get_running_loop().time() + self.body_timeout
         while True:
             left = deadline - asyncio.get_running_loop().time()
-            pending_read = asyncio.ensure_future(receive())
-            await asyncio.wait({pending_read}, timeout=max(left, 0.001))
-            for _ in range(3):  # a starved loop fires the timer beside the data: let it land
-                if pending_read.done():
-                    break
-                await asyncio.sleep(0)
-            if not pending_read.done():
-                pending_read.cancel()
+            message = await _receive_within(receive, left)
+            if message is None:
                 return await self._refuse(scope, receive, send, 408, (
                     f"request body did not arrive within {self.body_timeout:g} s "
                     f"({len(body)} bytes received)"))
-            message = pending_read.result()
             if message["type"] == "http.disconnect":
                 logger.info("client disconnected after %d bytes of a POST %s body; request dropped",
                             len(body), scope["path"])
