@@ -44,6 +44,7 @@ logger = logging.getLogger(__name__)
 VERL_VERSION = "0.9.1"
 """The verl release this stand-in was written against (its platform, replica and rollout APIs)."""
 
+from prove.train import vllm_cpu  # noqa: E402
 from prove.train.hf_generate import HFGenerateServer  # noqa: E402
 from prove.train.launch import CPU_ENV  # noqa: E402  (one definition; launch imports no VERL)
 
@@ -347,6 +348,7 @@ def install() -> None:
         rollout_base._ROLLOUT_REGISTRY[("hf", "async")] = f"{__name__}.HFServerAdapter"
     _patch_process_group_backend()
     _patch_offload_pinning()
+    vllm_cpu.install()
 
 
 install()
