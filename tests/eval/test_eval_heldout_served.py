@@ -20,7 +20,8 @@ from prove.eval import heldout
 from prove.eval.base import Endpoint
 from prove.eval.heldout import SUMMARY_KEYS, TURN_COLUMNS, HeldoutPlan, evaluate_heldout
 
-ROWS = 4  # held-out turns per run: enough for requests to overlap, ~1 min of generation here
+ROWS = 4  # held-out turns per run: enough for requests to overlap, ~30 s of generation here
+MAX_NEW_TOKENS = 48
 
 
 def _need_vllm() -> None:
@@ -64,13 +65,10 @@ def _rows(cfg: Any) -> list[dict[str, Any]]:
     return pq.read_table(cfg.data.resolve("rl_val")).to_pylist()
 
 
-@pytest.mark.slow
-def test_served_evaluation_runs_every_row_once_in_order_and_concurrently(
-        heldout_cfg: Any, served: Any, env_server: EnvServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every row evaluated once, the table in row order with its schema, requests in flight at
-    once, and each turn's reward what PROVE's reward gives the logged calls."""
-    from prove.reward import score_turn
-
+@pytest.fixture(scope="module")
+def served_eval(heldout_cfg: Any, served: Any, env_server: EnvServer) -> dict[str, Any]:
+    """One served evaluation of the ``ROWS`` rows, all in flight at once, with its generator and the
+    rows' raw results (logged calls, VERL's reward) recorded."""
     generators: list[heldout.ServedGenerator] = []
     runs: list[list[dict[str, Any]]] = []
 
@@ -86,11 +84,24 @@ def test_served_evaluation_runs_every_row_once_in_order_and_concurrently(
         runs.append(out)
         return out
 
-    monkeypatch.setattr(heldout, "ServedGenerator", Recorded)
-    monkeypatch.setattr(heldout, "_run", recorded_run)
-    plan = HeldoutPlan(max_rows=ROWS, max_new_tokens=48, concurrency=ROWS)
-    turns, summary = evaluate_heldout(served, heldout_cfg, env_server.url, plan, label="base")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(heldout, "ServedGenerator", Recorded)
+        patch.setattr(heldout, "_run", recorded_run)
+        plan = HeldoutPlan(max_rows=ROWS, max_new_tokens=MAX_NEW_TOKENS, concurrency=ROWS)
+        turns, summary = evaluate_heldout(served, heldout_cfg, env_server.url, plan, label="base")
+    (llm,) = generators
+    (raw,) = runs
+    return {"turns": turns, "summary": summary, "llm": llm, "raw": raw}
 
+
+@pytest.mark.slow
+def test_served_evaluation_runs_every_row_once_in_order_and_concurrently(
+        heldout_cfg: Any, served: Any, served_eval: dict[str, Any]) -> None:
+    """Every row evaluated once, the table in row order with its schema, requests in flight at
+    once, and each turn's reward what PROVE's reward gives the logged calls."""
+    from prove.reward import score_turn
+
+    turns, summary, llm, raw = (served_eval[k] for k in ("turns", "summary", "llm", "raw"))
     rows = _rows(heldout_cfg)[:ROWS]
     assert len(rows) == ROWS
     assert tuple(turns.columns) == TURN_COLUMNS
@@ -102,16 +113,54 @@ def test_served_evaluation_runs_every_row_once_in_order_and_concurrently(
     assert list(turns["n_gt"]) == [len(g["calls"]) for g in gt]
     assert turns["score"].between(0, 1).all() and (turns["response_tokens"] > 0).all()
 
-    (llm,) = generators
     assert llm.requests >= ROWS and llm.generated_tokens > 0
     assert llm.max_in_flight > 1, "the rows' generations never overlapped: vLLM had nothing to batch"
 
-    (raw,) = runs
     for r, row in zip(raw, rows, strict=True):  # the reward the table reports is PROVE's on the log
         expected = score_turn(r["log"], row["reward_model"]["ground_truth"], row["extra_info"]["tools"], "prove")
         assert r["scores"]["score"] == pytest.approx(expected["score"])
         assert r["scores"]["coverage"] == pytest.approx(expected["coverage"])
     assert list(turns["n_pred"]) == [len(r["log"]) for r in raw]
+
+
+class HFGenerator:
+    """The evaluation's former generator: Hugging Face ``generate`` in this process, greedy, one
+    request at a time (``prove.train.hf_generate.HFGenerateServer``)."""
+
+    def __init__(self, verl_cfg: Any, max_new_tokens: int) -> None:
+        from verl.utils.config import omega_conf_to_dataclass
+
+        from prove.train.hf_generate import HFGenerateServer
+
+        self.server = HFGenerateServer(verl_cfg.actor_rollout_ref.rollout,
+                                       omega_conf_to_dataclass(verl_cfg.actor_rollout_ref.model))
+        self.max_new_tokens = max_new_tokens
+
+    async def generate(self, request_id: str, *, prompt_ids: list[int], sampling_params: dict[str, Any],
+                       **kwargs: Any) -> Any:
+        params = {**sampling_params, "temperature": 0.0, "max_tokens": self.max_new_tokens}
+        out = await self.server.generate(prompt_ids=prompt_ids, sampling_params=params, request_id=request_id)
+        out.extra_fields.update(min_global_steps=None, max_global_steps=None)
+        return out
+
+
+@pytest.mark.slow
+def test_served_calls_match_the_former_in_process_generation(
+        heldout_cfg: Any, served: Any, served_eval: dict[str, Any], env_server: EnvServer,
+        tmp_path: Path) -> None:
+    """The same rows, greedy, through HF ``generate`` one at a time (what the evaluation did before)
+    make the same calls with the same reward. Greedy decoding through vLLM's CPU kernels and HF's
+    can part on a near-tie of two tokens; on these rows (and the benchmark's 8) none does. Should a
+    model update make one part here, compare the two runs' token ids before suspecting the harness."""
+    plan = HeldoutPlan(max_rows=ROWS, max_new_tokens=MAX_NEW_TOKENS)
+    verl_cfg = heldout._verl_config(served.model_dir, heldout_cfg, [env_server.url], tmp_path, plan)
+    raw = heldout._run_to_completion(heldout._run(verl_cfg, heldout_cfg.data.resolve("rl_val"), plan,
+                                                  HFGenerator(verl_cfg, MAX_NEW_TOKENS), 1))
+    before = heldout.turn_table(raw, "base")
+    now = served_eval["turns"]
+    assert list(before["calls"]) == list(now["calls"])
+    assert list(before["score"]) == pytest.approx(list(now["score"]))
+    assert list(before["response_tokens"]) == list(now["response_tokens"])
 
 
 @pytest.mark.slow
