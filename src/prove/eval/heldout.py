@@ -62,12 +62,12 @@ class HeldoutPlan:
     reward: str = "prove"
     concurrency: int | None = None
     """Rows in flight at once against the served model (vLLM batches their generations); None:
-    ``DEFAULT_CONCURRENCY`` for the training config's device (8 on cuda, 2 on cpu)."""
+    ``DEFAULT_CONCURRENCY`` for the training config's device (8 on cuda, 4 on cpu)."""
     request_timeout: float = 600.0
     """Seconds one generation request may take before the evaluation fails."""
 
 
-DEFAULT_CONCURRENCY: dict[str, int] = {"cuda": 8, "cpu": 2}
+DEFAULT_CONCURRENCY: dict[str, int] = {"cuda": 8, "cpu": 4}
 
 
 def _token_output(token_ids: list[int], log_probs: list[float] | None, finish: str) -> Any:
@@ -338,7 +338,7 @@ def evaluate_heldout(model: str | Path | Any, train_cfg: Any, env_urls: str | Se
     if not parquet.is_file():
         raise FileNotFoundError(f"held-out rows {parquet} are missing; prepare them with "
                                 f"python -m prove.train.data {train_cfg.name}")
-    concurrency = plan.concurrency or DEFAULT_CONCURRENCY.get(train_cfg.device, 2)
+    concurrency = plan.concurrency or DEFAULT_CONCURRENCY.get(train_cfg.device, 4)
     if concurrency < 1:
         raise ValueError(f"HeldoutPlan.concurrency must be >= 1 (got {concurrency})")
     served_len = check_endpoint(endpoint) if endpoint is not None else None  # fail before any work
