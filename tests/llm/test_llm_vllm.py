@@ -156,3 +156,10 @@ def test_smollm2_is_served_by_vllm_on_this_cpu_and_stopped_as_a_group() -> None:
                                         temperature=0.0, extra_body={"return_token_ids": True})
         assert len(out.choices[0].model_extra["token_ids"]) == 4
     assert served.proc is None and _group(pid) == ""  # nothing of the group outlives the block
+
+
+@pytest.mark.parametrize("module", ["prove.llm.vllm", "prove.llm.teacher", "prove.eval.served"])
+def test_each_serving_module_imports_first_in_a_fresh_interpreter(module: str) -> None:
+    """prove.eval imports the launcher: importing either first must not hit a half-built module."""
+    out = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]

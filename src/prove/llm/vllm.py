@@ -33,11 +33,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from prove.env.launch import free_port, wait_until_up
-from prove.eval.base import Endpoint
 from prove.llm.families import Family, chat_template_kwargs, family, family_of_model
+
+if TYPE_CHECKING:  # prove.eval imports this module (prove.eval.served): no import of it at load
+    from prove.eval.base import Endpoint
 
 __all__ = ["VLLMConfig", "ServedModel", "ModelNotFound", "VLLMUnavailable", "LOCAL_MODEL",
            "vllm_command", "vllm_env", "serve_vllm", "serve_local", "resolve_model",
@@ -316,6 +318,8 @@ class ServedModel:
 def serve_vllm(cfg: VLLMConfig) -> ServedModel:
     """A :class:`ServedModel` for ``cfg`` (use as a context manager). Checks before starting anything:
     vLLM imports, the model resolves, the family supports the thinking setting."""
+    from prove.eval.base import Endpoint
+
     ok, why = vllm_available()
     if not ok:
         raise VLLMUnavailable(f"cannot serve {cfg.model!r}: {why}")
