@@ -75,3 +75,24 @@ def test_kv_cache_size_comes_from_vllms_variable(vllm_cpu: Any) -> None:
         vllm_cpu.kv_cache_bytes({"VLLM_CPU_KVCACHE_SPACE": "lots"})
     with pytest.raises(ValueError, match="at least 1 GiB"):
         vllm_cpu.kv_cache_bytes({"VLLM_CPU_KVCACHE_SPACE": "0"})
+
+
+def test_cpu_linear_keeps_its_weight_for_the_sync_and_repacks_it(vllm_cpu: Any) -> None:
+    """vLLM's CPU build empties ``layer.weight`` after packing it; kept, a reload writes it and
+    the next ``process_weights_after_loading`` computes with the new values."""
+    _need_vllm()
+    import torch
+    from vllm.model_executor.layers.linear import UnquantizedLinearMethod
+
+    vllm_cpu._patch_cpu_linear_keeps_weights()
+    layer = torch.nn.Module()
+    layer.weight = torch.nn.Parameter(torch.randn(64, 32), requires_grad=False)
+    layer.weight.weight_loader = lambda param, loaded, *_: param.data.copy_(loaded)
+    method = object.__new__(UnquantizedLinearMethod)
+    method.process_weights_after_loading(layer)
+    x = torch.randn(3, 32)
+    assert torch.allclose(layer.cpu_linear(x, layer.weight, None), x @ layer.weight.T, atol=1e-4)
+    new = torch.randn(64, 32)
+    layer.weight.weight_loader(layer.weight, new)  # what VERL's sync calls: the loader survived
+    method.process_weights_after_loading(layer)
+    assert torch.allclose(layer.cpu_linear(x, layer.weight, None), x @ new.T, atol=1e-4)

@@ -17,6 +17,9 @@ shared memory, the path VERL takes when the platform reports no CUDA IPC:
   its CPU worker's sleep and wake-up do nothing) and the KV cache sized in bytes (on CPU,
   ``gpu_memory_utilization`` would reserve that fraction of the machine's RAM).
 
+* in vLLM's CPU processes, linear layers keep their weights after oneDNN packing, so the weight
+  sync can write them (:func:`_patch_cpu_linear_keeps_weights`).
+
 The rest the CPU engine wants is set in the config (``configs/train/smollm2-135m.yaml``: eager,
 float32, ``free_cache_engine: false``, a weight bucket that fits shared memory).
 """
@@ -102,6 +105,46 @@ def install() -> None:
 
     RolloutReplicaRegistry.register("vllm", replica_class)
     _patch_version_lookup()
+    _patch_cpu_linear_keeps_weights()
+
+
+def _patch_cpu_linear_keeps_weights() -> None:
+    """In vLLM's CPU processes: linear layers keep their weight (and its ``weight_loader``).
+
+    vLLM's CPU build packs each linear weight for oneDNN after loading and replaces ``layer.weight``
+    with an empty parameter (``vllm/model_executor/layers/linear.py``, ``UnquantizedLinearMethod.
+    process_weights_after_loading``: ``dispatch_cpu_unquantized_gemm(layer, remove_weight=True)``),
+    so VERL's weight sync fails (``'Parameter' object has no attribute 'weight_loader'``). Kept,
+    the sync writes the weights and VERL's ``process_weights_after_loading`` call after it packs
+    them afresh (the embedding already keeps its weight: ``remove_weight=False``). Costs one more
+    copy of the linear weights in the engine's memory. Patches only where vLLM is already imported
+    (its engine and worker processes) on vLLM's CPU platform; idempotent.
+    """
+    import sys
+
+    if "vllm" not in sys.modules:
+        return
+    from vllm.platforms import current_platform
+
+    if not current_platform.is_cpu():
+        return
+    from vllm.model_executor.layers import linear
+
+    method = linear.UnquantizedLinearMethod
+    if getattr(method.process_weights_after_loading, "_prove_cpu", False):
+        return
+
+    def process_weights_after_loading(self: Any, layer: Any) -> None:
+        import torch
+        from vllm.model_executor.layers.utils import dispatch_cpu_unquantized_gemm
+
+        if getattr(layer, "skip_weight_relayout", False):
+            layer.cpu_linear = torch.nn.functional.linear
+            return
+        dispatch_cpu_unquantized_gemm(layer, remove_weight=False)
+
+    process_weights_after_loading._prove_cpu = True  # type: ignore[attr-defined]
+    method.process_weights_after_loading = process_weights_after_loading
 
 
 def _patch_version_lookup() -> None:
