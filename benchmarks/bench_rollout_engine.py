@@ -28,16 +28,20 @@ from typing import Any
 
 
 def _rows(out: Path) -> list[dict[str, Any]]:
-    """A small synthesis run's RL rows (every turn of 12 multi-turn conversations)."""
+    """A small synthesis run's RL rows (every turn of 12 multi-turn conversations), each offering
+    its turn's tools and distractors up to three (the smollm2-135m config's ``data.max_tools``:
+    whole servers' schemas make 3-10K-token prompts)."""
     from prove.rows import turn_rows
     from prove.synth.pipeline import SynthConfig, synthesize
+    from prove.train.data import narrow_tools
 
     if not (out / "examples.jsonl").is_file():
         synthesize(SynthConfig(sizes={"multi_turn": 12, "clarification": 0, "abstention": 0}, seed=3,
                                n_chains=40, n_worlds=1, servers=("banking", "email", "shop"), chunk_size=8,
                                val_fraction=0.25, workers=1, lookup_rate=0.0), out)
     examples = [json.loads(line) for line in (out / "examples.jsonl").open()]
-    return [r for e in examples if e["kind"] == "multi_turn" for r in turn_rows(e, split="train")]
+    return [r for e in examples if e["kind"] == "multi_turn"
+            for r in turn_rows(narrow_tools(e, 3), split="train")]
 
 
 def _prompt_ids(tokenizer: Any, row: dict[str, Any]) -> list[int]:
@@ -128,11 +132,13 @@ def grpo_step(rollout: str, row: dict[str, Any], root: Path) -> dict[str, Any]:
         code = launch(cfg, "default", results_dir=root / "results", checkpoints_dir=root / "ckpt",
                       steps=1, init="base", out=log)
     wall = time.perf_counter() - start
-    metrics = RunPaths.for_run(cfg, cfg.variant("default"), root / "results", root / "ckpt").metrics
+    paths = RunPaths.for_run(cfg, cfg.variant("default"), root / "results", root / "ckpt")
+    metrics = paths.metrics
     data_rows = [json.loads(line)["data"] for line in metrics.read_text().splitlines()] if metrics.is_file() else []
     last = data_rows[-1] if data_rows else {}
     return {"rollout": rollout, "code": code, "wall_s": wall, "step_s": last.get("timing_s/step"),
-            "gen_s": last.get("timing_s/gen"), "log": str(root / "run.log")}
+            "gen_s": last.get("timing_s/gen"), "log": str(paths.log),
+            "probs_diff": last.get("training/rollout_probs_diff_mean")}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -141,15 +141,14 @@ def test_one_grpo_step_with_vllm_generating_and_its_weights_synced(tmp_path: Pat
         "data.max_response_length": 64, "actor_rollout_ref.rollout.response_length": 64,
         "actor_rollout_ref.rollout.max_model_len": 2048, "trainer.save_freq": -1,
         "trainer.logger": ["console", "file"]})
-    log = tmp_path / "run.log"
-    with log.open("w") as out:
+    with (tmp_path / "launch.log").open("w") as out:
         code = launch(cfg, "default", results_dir=tmp_path / "results", checkpoints_dir=tmp_path / "ckpt",
                       steps=1, init="base", out=out)
-    text = log.read_text()
+    paths = RunPaths.for_run(cfg, cfg.variant("default"), tmp_path / "results", tmp_path / "ckpt")
+    text = paths.log.read_text(errors="replace")  # the trainer's whole output (Ray actors' included)
     assert code == 0, text[-3000:]
     assert "CPUvLLMHttpServer" in text  # VERL's vLLM server actor (prove.train.vllm_cpu) served
     assert "Loading standard weights" in text  # VERL's vLLM worker extension loaded the actor's weights
-    paths = RunPaths.for_run(cfg, cfg.variant("default"), tmp_path / "results", tmp_path / "ckpt")
     step = json.loads(paths.metrics.read_text().splitlines()[-1])["data"]
     assert step["training/global_step"] == 1 and step["timing_s/gen"] > 0
     assert step["training/rollout_probs_diff_mean"] < 0.05, step  # vLLM's log-probs are the actor's
