@@ -367,7 +367,8 @@ class Hub:
         the store remembers the loss. `token` and `seq`: see the module docstring.
         """
         episode_id = DEFAULT_EPISODE if episode_id is None else check_episode_id(episode_id)
-        token, seq = _check_token(token), _check_seq(seq)
+        if token is not None or seq is not None:
+            token, seq = _check_token(token), _check_seq(seq)
         episode = self._lookup(episode_id, seed, prefix, resume, token, seq)
         if episode is None:
             self.open(episode_id, 0 if seed is None else seed, prefix, server=server, token=token)
@@ -390,7 +391,8 @@ class Hub:
     ) -> LoggedCall:
         """`call` for the event loop: a lazy open replays its prefix without stalling others."""
         episode_id = DEFAULT_EPISODE if episode_id is None else check_episode_id(episode_id)
-        token, seq = _check_token(token), _check_seq(seq)
+        if token is not None or seq is not None:
+            token, seq = _check_token(token), _check_seq(seq)
         episode = self._lookup(episode_id, seed, prefix, resume, token, seq)
         if episode is None:
             await self.open_async(episode_id, 0 if seed is None else seed, prefix, server=server,
@@ -433,7 +435,8 @@ class Hub:
                     "call did not run. Reopen it from its seed, prefix and the calls made since"
                 )
             return None
-        self._check_owner(episode, token)
+        if episode.token != token:
+            self._check_owner(episode, token)
         if seed is not None and _check_seed(seed) != episode.seed:
             raise EpisodeConflict(
                 f"episode {episode_id!r} was opened with seed {episode.seed}; "

@@ -112,18 +112,21 @@ class ToolSpec:
                 f"unknown argument(s) {', '.join(map(repr, unknown))} for {self.name}; "
                 f"valid arguments: {', '.join(self.params) or '(none)'}"
             )
-        for key, value in arguments.items():
-            _check_size(value, key, 0)
+        checks = self.__dict__.get("_strict_checks") or _checks(self)
         args = dict(arguments)
-        props = self.input_schema.get("properties", {})
-        defs = self.input_schema.get("$defs", {})
         for key, value in args.items():
-            schema = props.get(key, {})
-            problem = _strict(value, schema, defs)
-            if problem is not None:
-                raise ToolError(f"invalid arguments for {self.name}: argument '{key}' must be "
-                                f"{problem} (got {_shown(value)})")
-            if schema.get(MONEY) and isinstance(value, (int, float)):
+            fast, money = checks[key]
+            if type(value) in fast:  # a plain scalar of an accepted type (the common case)
+                if type(value) is str and len(value) > MAX_STRING_CHARS:
+                    _check_size(value, key, 0)
+            else:
+                _check_size(value, key, 0)
+                schema = self.input_schema.get("properties", {}).get(key, {})
+                problem = _strict(value, schema, self.input_schema.get("$defs", {}))
+                if problem is not None:
+                    raise ToolError(f"invalid arguments for {self.name}: argument '{key}' must "
+                                    f"be {problem} (got {_shown(value)})")
+            if money and type(value) in (int, float):
                 args[key] = round(value + 0.0, 2)  # money is cents: 0.004 is 0.00, not > 0
         try:
             model = self.arg_model.model_validate(args)
@@ -150,6 +153,33 @@ def _lift_descriptions(schema: dict[str, Any]) -> None:
             found = [o["description"] for o in prop.get("anyOf", ()) if "description" in o]
             if found:
                 prop["description"] = found[0]
+
+
+_SCALARS: dict[str, tuple[type, ...]] = {
+    "string": (str,), "number": (int, float), "integer": (int,), "boolean": (bool,),
+    "null": (type(None),),
+}
+
+
+def _checks(spec: ToolSpec) -> dict[str, tuple[frozenset[type], bool]]:
+    """Per parameter: the Python types accepted without a closer look, and whether it is money."""
+    found = spec.__dict__.get("_strict_checks")
+    if found is None:
+        defs = spec.input_schema.get("$defs", {})
+        found = {}
+        for name, prop in spec.input_schema.get("properties", {}).items():
+            types: set[type] = set()
+            for option in prop.get("anyOf") or [prop]:
+                for _ in range(16):
+                    if "$ref" not in option:
+                        break
+                    option = defs.get(str(option["$ref"]).rsplit("/", 1)[-1], {})
+                kind = option.get("type")
+                if kind in _SCALARS and "anyOf" not in option:
+                    types.update(_SCALARS[kind])
+            found[name] = (frozenset(types), bool(prop.get(MONEY)))
+        object.__setattr__(spec, "_strict_checks", found)  # a cache on the frozen spec
+    return found
 
 
 _JSON_TYPES = {"number": "a number", "integer": "an integer", "string": "a string",
