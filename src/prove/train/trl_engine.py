@@ -251,7 +251,7 @@ class ProveRollout:
         start = time.perf_counter()
         pad = self.tokenizer.pad_token_id
         width = max(len(c) for c in contexts)
-        device = next(model.parameters()).device  # the trainer's device (a GPU run: cuda)
+        device = getattr(model, "device", "cpu")  # the trainer's device (a GPU run: cuda)
         ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts], device=device)
         mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts], device=device)
         with torch.no_grad():
