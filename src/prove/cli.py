@@ -31,8 +31,13 @@ def _is_loopback(host: str) -> bool:
 def _serve(args: argparse.Namespace) -> int:
     import os
 
-    from prove.env.hub import Hub
+    from prove.env.hub import Hub, parse_bytes
 
+    try:
+        max_memory = parse_bytes(args.max_memory, "--max-memory") if args.max_memory else None
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     for flag, value, low in (("--max-prefix", args.max_prefix, 0), ("--max-body", args.max_body, 1),
                              ("--max-control-body", args.max_control_body, 1),
                              ("--max-episodes", args.max_episodes, 1)):
@@ -40,7 +45,7 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"{flag} must be >= {low}, got {value}", file=sys.stderr)
             return 2
     hub = Hub(max_episodes=args.max_episodes, idle_seconds=args.idle_seconds,
-              busy_seconds=args.busy_seconds, max_prefix=args.max_prefix)
+              busy_seconds=args.busy_seconds, max_prefix=args.max_prefix, max_memory=max_memory)
     if args.stdio:
         from prove.env.transports import run_stdio
 
@@ -75,15 +80,15 @@ def _serve(args: argparse.Namespace) -> int:
                        str(args.idle_seconds), "--busy-seconds", str(args.busy_seconds),
                        "--max-prefix", str(args.max_prefix), "--max-body", str(args.max_body),
                        "--max-control-body", str(args.max_control_body), "--log-level", args.log_level]
+        if args.max_memory:
+            passthrough += ["--max-memory", args.max_memory]
         passthrough += [f"--allow-host={h}" for h in hosts]
         if args.servers:
             passthrough += ["--servers", args.servers]
         # The token travels in the environment, never on a command line other users can read.
         worker_env = {**os.environ, TOKEN_ENV: token} if token else None
         return supervise_workers(args.workers, args.host, args.port, passthrough, worker_env=worker_env)
-    import uvicorn
-
-    from prove.env.transports import build_http_app
+    from prove.env.transports import build_http_app, run_http
 
     servers = args.servers.split(",") if args.servers else None
     try:
@@ -95,10 +100,7 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"PROVE: {len(servers or hub.registry.servers)} servers at "
           f"http://{args.host}:{args.port}/<server>/mcp"
           f"{' (bearer token required)' if token else ''}", file=sys.stderr, flush=True)
-    # Long keep-alive: RL clients hold pooled connections across slow steps; a server-side close
-    # racing a reused connection would surface as a spurious transport error.
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                timeout_keep_alive=120, backlog=4096)
+    run_http(app, args.host, args.port, log_level=args.log_level)  # with the header read timeout
     return 0
 
 
@@ -167,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="byte cap on one /<server>/mcp request body (default 1 MiB)")
     serve.add_argument("--max-control-body", type=int, default=4 << 20,
                        help="byte cap on one /control/ request body (default 4 MiB)")
+    serve.add_argument("--max-memory", default=None, metavar="BYTES",
+                       help="byte budget of open episodes, e.g. 2G (default: none; $PROVE_MAX_MEMORY); "
+                            "least recently used idle episodes are evicted beyond it and reported gone")
     serve.add_argument("--log-level", default="warning", help="uvicorn log level")
     serve.set_defaults(fn=_serve)
 
