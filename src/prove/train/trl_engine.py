@@ -203,8 +203,10 @@ class ProveRollout:
     (each rollout's call log, which TRL hands to the reward functions)."""
 
     def __init__(self, tokenizer: Any, env_urls: Sequence[str], settings: TrlSettings, *,
-                 timeout: float = 30.0, tag: str = "trl") -> None:
+                 timeout: float = 30.0, tag: str = "trl",
+                 template_kwargs: Mapping[str, Any] | None = None) -> None:
         self.tokenizer = tokenizer
+        self.template_kwargs = dict(template_kwargs or {})  # the run's thinking mode (Qwen3's switch)
         self.urls = list(env_urls)
         self.s = settings
         self.timeout = timeout
@@ -220,7 +222,8 @@ class ProveRollout:
 
         ids = self.tokenizer.apply_chat_template(json.loads(row["messages"]),
                                                  tools=row_schemas(row["tools"]) or None,
-                                                 add_generation_prompt=True, tokenize=True)
+                                                 add_generation_prompt=True, tokenize=True,
+                                                 **self.template_kwargs)
         return list(ids["input_ids"] if isinstance(ids, Mapping) else ids)
 
     def tool_ids(self, messages: list[dict[str, Any]]) -> list[int]:
@@ -229,7 +232,7 @@ class ProveRollout:
         template's text after the EOS of an assistant turn)."""
         def render(conversation: list[dict[str, Any]], generation_prompt: bool) -> list[int]:
             ids = self.tokenizer.apply_chat_template(conversation, add_generation_prompt=generation_prompt,
-                                                     tokenize=True)
+                                                     tokenize=True, **self.template_kwargs)
             return list(ids["input_ids"] if isinstance(ids, Mapping) else ids)
 
         dummy = [{"role": "user", "content": "dummy"},
@@ -415,7 +418,7 @@ def sample_rollouts(model: Any, tokenizer: Any, cfg: Any, env_urls: Sequence[str
     if k < 1:
         raise ValueError(f"k={k}: rollouts per row must be at least 1")
     rollout = ProveRollout(tokenizer, env_urls, trl_settings(cfg.verl), timeout=cfg.env.timeout,
-                           tag=f"sample-{seed}")
+                           tag=f"sample-{seed}", template_kwargs=cfg.chat_template_kwargs())
     batch = [row for row in rows for _ in range(k)]
     torch.manual_seed(seed)
     try:
@@ -527,7 +530,8 @@ def make_trainer(model_dir: str | Path, cfg: Any, variant: Any, env_urls: Sequen
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.bfloat16 if gpu else torch.float32)
     settings = trl_settings(cfg.verl)
     rollout = ProveRollout(tokenizer, env_urls, settings, timeout=cfg.env.timeout,
-                           tag=f"trl-{cfg.experiment(variant.name)}")
+                           tag=f"trl-{cfg.experiment(variant.name)}",
+                           template_kwargs=cfg.chat_template_kwargs())
     args = grpo_args(cfg, variant, checkpoints, run_name, steps=steps, report_to=report_to,
                      device="cuda" if gpu else "cpu")
     trainer = ProveGRPOTrainer(
@@ -569,8 +573,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoints", required=True)
     parser.add_argument("--env-url", action="append", required=True)
     parser.add_argument("--steps", type=int, default=None)
+    parser.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=None,
+                        help="the profile's thinking mode (default: the config's)")
     args = parser.parse_args(argv)
-    cfg = load_train_config(args.config)
+    cfg = load_train_config(args.config).with_thinking(args.thinking)
     variant = cfg.variant(args.variant)
     if variant.trainer != "grpo":
         parser.error(f"variant {variant.name!r} trains with {variant.trainer}; the TRL engine runs GRPO")
