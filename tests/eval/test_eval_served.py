@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import urllib.request
 
@@ -11,14 +10,15 @@ import pytest
 
 from prove.env.launch import free_port
 from prove.eval.base import Endpoint
-from prove.eval.served import ServedModel, VLLMConfig, serve_vllm, vllm_command
+from prove.eval.served import ServedModel, VLLMConfig, VLLMUnavailable, serve_vllm, vllm_command
 
 
 def test_vllm_command_carries_model_parser_context_and_name():
     cfg = VLLMConfig(model="/ckpt/qwen3-8b-step350", served_model_name="Qwen/Qwen3-8B", max_model_len=65536,
                      rope_scaling={"rope_type": "yarn", "factor": 2.0}, tensor_parallel_size=2)
     cmd = vllm_command(cfg, 8123)
-    assert cmd[:3] == ["vllm", "serve", "/ckpt/qwen3-8b-step350"]
+    assert cmd[:3] == [sys.executable, "-m", "vllm.entrypoints.openai.api_server"]  # not PATH
+    assert cmd[cmd.index("--model") + 1] == "/ckpt/qwen3-8b-step350"
     assert cmd[cmd.index("--port") + 1] == "8123"
     assert cmd[cmd.index("--served-model-name") + 1] == "Qwen/Qwen3-8B"
     assert cmd[cmd.index("--tool-call-parser") + 1] == "hermes" and "--enable-auto-tool-choice" in cmd
@@ -28,10 +28,12 @@ def test_vllm_command_carries_model_parser_context_and_name():
     assert "--tool-call-parser" not in bare and "--max-model-len" not in bare
 
 
-def test_serve_vllm_without_vllm_says_so():
-    if shutil.which("vllm"):
-        pytest.skip("vLLM is installed here")
-    with pytest.raises(FileNotFoundError, match="vLLM"):
+def test_serve_vllm_without_vllm_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real(name, *a))
+    with pytest.raises(VLLMUnavailable, match="vLLM is not installed.*run_all.sh"):
         serve_vllm(VLLMConfig(model="Qwen/Qwen3-8B"))
 
 

@@ -31,7 +31,7 @@ STAGES: tuple[tuple[str, frozenset[str]], ...] = (
     ("generate", frozenset({"machine", "planner", "programmatic", "openai_teacher", "perturb"})),
     ("validate", frozenset({"validate", "quality"})),
     ("export", frozenset({"export"})),
-    ("drive", frozenset({"pipeline", "cli", "plots"})),
+    ("drive", frozenset({"pipeline", "cli", "plots", "teachers"})),
 )
 """Every module of prove.synth (the package's __init__ aside), in stage order: a module imports
 only from its own stage or earlier ones. A new module takes its place here."""

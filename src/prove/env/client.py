@@ -433,7 +433,16 @@ class EpisodeHandle:
                 delay = min(delay * 2, 1.0)
 
     async def state_hash(self, servers: Sequence[str] | None = None) -> str:
-        return await self.env.state_hash(self.episode_id, servers, token=self.token)
+        """The episode's state hash; a server that restarted (or lost the episode) in between is
+        waited for and the episode rebuilt from its log first, as a call would be."""
+        for attempt in range(self.max_attempts):
+            try:
+                return await self.env.state_hash(self.episode_id, servers, token=self.token)
+            except (EnvUnavailable, EpisodeLostError, EnvTimeout):
+                if attempt == self.max_attempts - 1:
+                    raise
+                await self.rebuild()
+        raise AssertionError("unreachable")  # the loop returns or raises
 
     async def close(self) -> bool:
         return await self.env.close(self.episode_id, token=self.token)
