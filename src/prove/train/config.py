@@ -51,6 +51,7 @@ ADDABLE_PREFIXES: tuple[str, ...] = (
     "+actor_rollout_ref.model.override_config.",
     "+model.override_config.",
     "+data.apply_chat_template_kwargs.",
+    "+engine.mixed_precision",
 )
 """The only override keys allowed to add to VERL's schema (``+key=value``)."""
 
