@@ -21,16 +21,13 @@ from __future__ import annotations
 
 import hashlib
 import pickle
-import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel
-
 from prove.env.registry import Registry, ServerSpec
-from prove.env.state import CowMeter, ServerState, cow_copy, state_hash
+from prove.env.state import CowMeter, ServerState, cow_copy, record_size, state_hash
 
 __all__ = ["Episode", "EpisodeStore", "BaseStates", "DEFAULT_EPISODE", "StoreFull", "deep_size",
            "EPISODE_OVERHEAD", "MAX_GONE"]
@@ -46,25 +43,7 @@ _REASONS = ("evicted", "memory", "expired")
 
 def deep_size(obj: Any) -> int:
     """Approximate bytes held by `obj` and everything it references (each object counted once)."""
-    seen: set[int] = set()
-    stack = [obj]
-    total = 0
-    while stack:
-        item = stack.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        total += sys.getsizeof(item)
-        if isinstance(item, BaseModel):
-            stack.append(item.__dict__)
-            if item.__pydantic_fields_set__ is not None:
-                stack.append(item.__pydantic_fields_set__)
-        elif isinstance(item, dict):
-            stack.extend(dict.keys(item))
-            stack.extend(dict.values(item))
-        elif isinstance(item, (list, tuple, set, frozenset)):
-            stack.extend(item)
-    return total
+    return record_size(obj, fields_set=True)
 
 
 def _gone_key(episode_id: str) -> int:

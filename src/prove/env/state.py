@@ -93,8 +93,9 @@ def writing() -> Iterator[None]:
         _WRITING[0] = before
 
 
-def record_size(obj: Any) -> int:
-    """Approximate bytes of one entry and what it references (a copy-on-write copy's cost)."""
+def record_size(obj: Any, *, fields_set: bool = False) -> int:
+    """Approximate bytes of one entry and what it references (a copy-on-write copy's cost), each
+    object counted once; ``fields_set`` also counts each pydantic model's set of set fields."""
     seen: set[int] = set()
     stack = [obj]
     total = 0
@@ -106,6 +107,8 @@ def record_size(obj: Any) -> int:
         total += sys.getsizeof(item)
         if isinstance(item, BaseModel):
             stack.append(item.__dict__)
+            if fields_set and item.__pydantic_fields_set__ is not None:
+                stack.append(item.__pydantic_fields_set__)
         elif isinstance(item, dict):
             stack.extend(dict.keys(item))
             stack.extend(dict.values(item))
