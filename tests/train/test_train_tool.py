@@ -234,7 +234,8 @@ def test_launch_serves_checks_tools_then_runs_the_trainer(
     monkeypatch.setattr(launch_mod, "_record_model", lambda *a, **k: None)
     monkeypatch.setattr(launch_mod, "_push_identity", lambda *a, **k: None)
     out = io.StringIO()
-    assert launch_mod.launch(cfg, "lr_high", results_dir=tmp_path, out=out) == 0
+    # keep_shards: the recorder writes no model.json, so there is no final folder to prune around
+    assert launch_mod.launch(cfg, "lr_high", results_dir=tmp_path, out=out, keep_shards=True) == 0
     assert "environment up" in out.getvalue() and "-m" in seen["cmd"]
     assert all(h["ok"] and h["tools"] > 300 for h in seen["health"])
     assert f"actor_rollout_ref.actor.optim.lr={cfg.lr_sweep['lr_high']!r}" in seen["cmd"]

@@ -267,3 +267,31 @@ def test_stop_tokens_are_the_folders_and_the_tokenizers(tokenizer: Any) -> None:
     policy.generation_config.eos_token_id = 1
     assert stop_tokens(policy, tokenizer) == [tokenizer.eos_token_id, 1]
 
+
+
+def test_grpo_trainer_imports_beside_the_installed_vllm() -> None:
+    """TRL 1.12 imports vLLM 0.19-0.27 names at load; vLLM's CPU build (0.30) lacks them. In a fresh
+    interpreter (TRL caches nothing yet): the engine's guard lets ``GRPOTrainer`` import, and hides
+    vLLM only when the installed one is outside TRL's range."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("trl", reason="the train extra (trl) is not installed")
+    probe = ("from prove.train.trl_engine import hide_unsupported_vllm\n"
+             "hidden = hide_unsupported_vllm()\n"
+             "from trl import GRPOTrainer\n"
+             "import trl.import_utils as iu\n"
+             "print(hidden, iu.is_vllm_available())\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    hidden, available = out.stdout.split()
+    from trl.import_utils import _is_package_available
+
+    found, ver = _is_package_available("vllm", return_version=True)
+    from packaging.version import Version
+
+    from prove.train.trl_engine import TRL_VLLM_RANGE
+
+    outside = found and not (Version(TRL_VLLM_RANGE[0]) <= Version(Version(ver).base_version)
+                             <= Version(TRL_VLLM_RANGE[1]))
+    assert hidden == str(bool(outside)) and available == str(found and not outside)

@@ -52,6 +52,8 @@ ADDABLE_PREFIXES: tuple[str, ...] = (
     "+model.override_config.",
     "+data.apply_chat_template_kwargs.",
     "+engine.mixed_precision",
+    "+actor_rollout_ref.actor.fsdp_config.mixed_precision",
+    "+actor_rollout_ref.ref.fsdp_config.mixed_precision",
 )
 """The only override keys allowed to add to VERL's schema (``+key=value``)."""
 

@@ -43,7 +43,7 @@ from typing import Any
 
 __all__ = ["TrlSettings", "trl_settings", "GPU_MICRO_BATCH", "batch_settings", "grpo_config_kwargs", "grpo_args", "trl_dataset", "ProveRollout", "stop_tokens",
            "make_trainer", "train", "Samples", "sample_rollouts", "completion_logprobs",
-           "reweighted_rewards", "main"]
+           "reweighted_rewards", "TRL_VLLM_RANGE", "hide_unsupported_vllm", "main"]
 
 
 @dataclass(frozen=True)
@@ -492,12 +492,37 @@ _calls_column.__name__ = "calls"
 _coverage_column.__name__ = "coverage"
 
 
+TRL_VLLM_RANGE = ("0.19.0", "0.27.1")
+"""The vLLM versions TRL 1.12 supports (``trl.import_utils.is_vllm_available``)."""
+
+
+def hide_unsupported_vllm() -> bool:
+    """Tell TRL that vLLM is absent when the installed one is outside TRL's range; True if so.
+
+    TRL 1.12 imports vLLM's NCCL weight-transfer names at module load whenever vLLM is installed
+    (``trl/generation/vllm_client.py``); vLLM's CPU build (0.30, which ``./run_all.sh`` installs on a
+    CPU machine to serve models) lacks them, so ``GRPOTrainer`` itself fails to import. This engine
+    never generates with TRL's vLLM client on such a machine (its rollout is ``ProveRollout``), so
+    TRL is told the truth that matters: no vLLM it can use. Must run before TRL's trainer is imported."""
+    from packaging.version import Version
+    from trl import import_utils
+
+    found, version = import_utils._is_package_available("vllm", return_version=True)
+    if not found or Version(TRL_VLLM_RANGE[0]) <= Version(Version(version).base_version) <= Version(
+            TRL_VLLM_RANGE[1]):
+        return False
+    import_utils.is_vllm_available = lambda min_version=None: False
+    return True
+
+
 def make_trainer(model_dir: str | Path, cfg: Any, variant: Any, env_urls: Sequence[str], checkpoints: Path,
                  run_name: str, *, steps: int, metrics: Path | None = None,
                  report_to: Sequence[str] = ("wandb",)) -> Any:
     """A ready ``ProveGRPOTrainer`` (TRL's ``GRPOTrainer`` that hands the batch to the rollout)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+
+    hide_unsupported_vllm()
     from trl import GRPOTrainer
 
     from prove.reward.trl import make_trl_reward
