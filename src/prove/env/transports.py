@@ -15,8 +15,8 @@ must be `application/json` (no form or text/plain request a web page can send wi
 preflight); its body has a size cap per route (`--max-body`, `--max-control-body`) and must arrive
 within `body_timeout` seconds (408 otherwise); with a token (`--token` / `PROVE_ENV_TOKEN`,
 required off loopback) every route needs `Authorization: Bearer`. Capacity (the episode cap or the
-byte budget, every episode in use) is status 503 on every route: the HTTP status on `/control/`,
-JSON-RPC error -32011 with `data.status` 503 on MCP.
+byte budget, every episode in use) is HTTP status 503 on every route; on MCP its body is the
+JSON-RPC error -32011 with `data.status` 503.
 """
 
 from __future__ import annotations
@@ -147,6 +147,39 @@ class ProveMCPServer(MCPServer):
         return CallToolResult(content=[TextContent(type="text", text=logged["error"])], is_error=True)
 
 
+def _capacity_as_503(send: Send) -> Send:
+    """``send`` for an MCP route whose JSON-RPC capacity error (:data:`CAPACITY_CODE`) goes out
+    with HTTP status 503, as ``/control/`` answers it, instead of the transport's 200; the body (the
+    JSON-RPC error an MCP client reads) is unchanged. The server answers JSON (``json_response``), one
+    body per request: the start is held until the body shows which status it is."""
+    start: Message | None = None
+
+    async def wrapped(message: Message) -> None:
+        nonlocal start
+        if message["type"] == "http.response.start" and message.get("status") == 200:
+            start = message
+            return
+        if start is not None and message["type"] == "http.response.body":
+            held, start = start, None
+            body = message.get("body", b"")
+            if b"%d" % CAPACITY_CODE in body and _is_capacity_error(body):
+                held = {**held, "status": 503,
+                        "headers": [*held.get("headers", []), (b"retry-after", b"1")]}
+            await send(held)
+        await send(message)
+
+    return wrapped
+
+
+def _is_capacity_error(body: bytes) -> bool:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return False
+    error = message.get("error") if isinstance(message, dict) else None
+    return isinstance(error, dict) and error.get("code") == CAPACITY_CODE
+
+
 async def _receive_within(receive: Receive, seconds: float) -> Message | None:
     """The next ASGI message, or None if none came within `seconds`.
 
@@ -182,8 +215,9 @@ class Guard:
     """ASGI gate in front of every route: Host/Origin, bearer token, JSON-only POST, body caps.
 
     A refused request gets a JSON `{"error": ...}` with 421 (Host), 403 (Origin), 401 (token),
-    415 (Content-Type), 413 (body too large) or 408 (body slower than `body_timeout` seconds). A client that disconnects mid-body is logged in
-    one line and the app never sees the request.
+    415 (Content-Type), 413 (body too large) or 408 (body slower than `body_timeout` seconds); an
+    MCP route's capacity error (JSON-RPC -32011) goes out with status 503, as `/control/` answers
+    it. A client that disconnects mid-body is logged in one line and the app never sees the request.
     """
 
     def __init__(
@@ -268,7 +302,7 @@ class Guard:
         async def replay() -> Message:
             return pending.popleft() if pending else await receive()
 
-        await self.app(scope, replay, send)
+        await self.app(scope, replay, send if control else _capacity_as_503(send))
 
     @staticmethod
     async def _refuse(
