@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from eval_helpers import heldout_config
 
 from prove.env.launch import EnvServer
 from prove.eval import chain
@@ -21,21 +22,8 @@ from prove.eval.pipeline import EvalPlan
 
 @pytest.fixture(scope="module")
 def heldout_cfg(synth_examples: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """smollm2-135m's config whose held-out split is two turns of the synthesis fixture
-    (both of its splits, in ``prove.train.data``'s order), two tools offered per row, prompts within
-    the config's 1024-token prompt length."""
-    pytest.importorskip("verl", reason="the train extra (verl) is not installed")
-    from prove.rows import write_rows
-    from prove.train.chat_template import load_tokenizer
-    from prove.train.config import DataPaths, load_train_config
-    from prove.train.data import _rows
-
-    root = tmp_path_factory.mktemp("heldout-data")
-    data = DataPaths(rl_val=str(root / "rl_val.parquet"), max_tools=2, max_prompt_tokens=1000)
-    rows, _, _ = _rows(synth_examples, "val", data, load_tokenizer(), 2)
-    assert len(rows) == 2, "the synthesis fixture has too few turns that fit 1000 tokens"
-    write_rows(rows, data.rl_val)
-    return dataclasses.replace(load_train_config("smollm2-135m"), data=data)
+    """smollm2-135m's config with 2 held-out turns of the synthesis fixture (eval_helpers)."""
+    return heldout_config(synth_examples, tmp_path_factory.mktemp("heldout-data"), 2)
 
 
 @pytest.mark.slow

@@ -6,7 +6,6 @@ a real ``prove serve``, VERL's agent loop, rows run concurrently and reported in
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from eval_helpers import heldout_config
 
 from prove.env.launch import EnvServer, free_port
 from prove.eval import heldout
@@ -34,21 +34,8 @@ def _need_vllm() -> None:
 
 @pytest.fixture(scope="module")
 def heldout_cfg(synth_examples: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """smollm2-135m's config whose held-out split is the first ``ROWS`` turns of the synthesis fixture
-    (both of its splits, in ``prove.train.data``'s order), two tools offered per row, prompts within
-    the config's 1024-token prompt length."""
-    pytest.importorskip("verl", reason="the train extra (verl) is not installed")
-    from prove.rows import write_rows
-    from prove.train.chat_template import load_tokenizer
-    from prove.train.config import DataPaths, load_train_config
-    from prove.train.data import _rows
-
-    root = tmp_path_factory.mktemp("heldout-data")
-    data = DataPaths(rl_val=str(root / "rl_val.parquet"), max_tools=2, max_prompt_tokens=1000)
-    rows, _, _ = _rows(synth_examples, "val", data, load_tokenizer(), ROWS)
-    assert len(rows) == ROWS, "the synthesis fixture has too few turns that fit 1000 tokens"
-    write_rows(rows, data.rl_val)
-    return dataclasses.replace(load_train_config("smollm2-135m"), data=data)
+    """smollm2-135m's config with ROWS held-out turns of the synthesis fixture (eval_helpers)."""
+    return heldout_config(synth_examples, tmp_path_factory.mktemp("heldout-data"), ROWS)
 
 
 @pytest.fixture(scope="module")
