@@ -465,17 +465,22 @@ def build_http_app(
 
 
 def header_timeout_protocol(seconds: float = HEADER_TIMEOUT) -> type:
-    """uvicorn's h11 protocol, closing a connection whose request headers take over `seconds`.
+    """uvicorn's HTTP protocol, closing a connection whose request headers take over `seconds`.
 
     uvicorn waits for headers forever: a client that sends half a request line holds a
-    connection (and reaches nothing, not even the token check) until it gives up.
+    connection (and reaches nothing, not even the token check) until it gives up. The protocol is
+    the one uvicorn's ``http="auto"`` picks: httptools where it is installed (a request costs about
+    half of h11's at one call in flight), h11 otherwise; both keep the request in ``self.cycle``.
     """
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as Protocol
+    except ImportError:
+        from uvicorn.protocols.http.h11_impl import H11Protocol as Protocol
 
     if seconds <= 0:
         raise ValueError(f"header timeout must be > 0 seconds, got {seconds}")
 
-    class HeaderTimeoutH11(H11Protocol):
+    class HeaderTimeoutProtocol(Protocol):
         _header_timer: asyncio.TimerHandle | None = None
 
         def data_received(self, data: bytes) -> None:
@@ -501,7 +506,7 @@ def header_timeout_protocol(seconds: float = HEADER_TIMEOUT) -> type:
             self._disarm()
             super().connection_lost(exc)
 
-    return HeaderTimeoutH11
+    return HeaderTimeoutProtocol
 
 
 def run_http(
