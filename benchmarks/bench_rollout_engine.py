@@ -111,13 +111,10 @@ def grpo_step(rollout: str, row: dict[str, Any], root: Path) -> dict[str, Any]:
     """One VERL GRPO step of smollm2-135m with ``rollout.name=rollout`` on ``row``, from the base model."""
     from prove.env.launch import free_port
     from prove.rows import write_rows
-    from prove.train import preflight
     from prove.train.config import DataPaths, load_train_config
     from prove.train.launch import RunPaths, launch
 
-    # preflight refuses vllm on a machine without a GPU; vLLM's CPU build runs VERL's vLLM rollout
-    # here (prove.train.vllm_cpu), so the benchmark lifts that one entry for its own run
-    preflight.GPU_ROLLOUTS = tuple(r for r in preflight.GPU_ROLLOUTS if r != "vllm")
+    # the preflight admits vllm without a GPU where vLLM's CPU build is installed (prove.train.vllm_cpu)
     root.mkdir(parents=True, exist_ok=True)
     data = DataPaths(**{k: str(root / "data" / f"{k}.parquet") for k in ("rl_train", "rl_val", "sft_train", "sft_val")})
     row = {**row, "extra_info": {**row["extra_info"], "index": 0}}

@@ -31,7 +31,12 @@ def test_flash_attention_without_cuda_or_flash_attn_stops_with_the_fix() -> None
 
 def test_a_gpu_rollout_engine_on_a_machine_without_gpu_stops(tokenizer: Any) -> None:
     with pytest.raises(ValueError, match="rollout.name=vllm needs a GPU"):
-        preflight({"+" + ATTN_KEY: "sdpa"}, tokenizer, has_gpu=False)
+        preflight({"+" + ATTN_KEY: "sdpa"}, tokenizer, has_gpu=False, vllm_cpu=False)
+    # vLLM's CPU build runs VERL's vLLM rollout without a GPU; no other GPU engine is admitted
+    preflight({"+" + ATTN_KEY: "sdpa"}, tokenizer, has_gpu=False, vllm_cpu=True)
+    with pytest.raises(ValueError, match="rollout.name=sglang needs a GPU"):
+        preflight({"+" + ATTN_KEY: "sdpa", "actor_rollout_ref.rollout.name": "sglang"}, tokenizer,
+                  has_gpu=False, vllm_cpu=True)
 
 
 def test_settings_read_from_overrides_lists_and_composed_configs() -> None:
