@@ -122,7 +122,7 @@ def grpo_step(rollout: str, row: dict[str, Any], root: Path) -> dict[str, Any]:
     write_rows([row], data.rl_val)
     cfg = load_train_config("smollm2-135m")
     cfg = dataclasses.replace(cfg, data=data, env=dataclasses.replace(cfg.env, port=free_port()), verl={
-        **cfg.verl, "actor_rollout_ref.rollout.name": rollout, "trainer.save_freq": -1,
+        **cfg.verl, "actor_rollout_ref.rollout.name": rollout, "trainer.save_freq": 1,
         "trainer.logger": ["console", "file"]})
     start = time.perf_counter()
     with (root / "run.log").open("w") as log:
