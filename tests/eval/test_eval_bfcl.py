@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import time
 
 import pytest
 
-pytest.importorskip("bfcl_eval", reason="bfcl-eval is not installed (pip install --no-deps bfcl-eval==2026.3.23)")
+from prove.eval.bfcl_shim import BFCL_EVAL_VERSION
+
+pytest.importorskip("bfcl_eval", reason=f"bfcl-eval is not installed (pip install --no-deps bfcl-eval=={BFCL_EVAL_VERSION})")
 
 from prove.eval.bfcl import (  # noqa: E402
+    BFCL,
     CATEGORIES,
     UNREACHABLE_GROUND_TRUTH,
     BFCLConfig,
-    _CappedClient,
     load_ground_truth,
     load_tasks,
     score_project,
     self_check,
     write_results,
 )
+from prove.eval.bfcl_child import CappedClient, read_config  # noqa: E402
 
 
 def test_ground_truth_replay_scores_800_and_dropping_each_turns_last_call_scores_0():
@@ -150,9 +154,43 @@ def test_capped_client_limits_new_tokens_and_passes_everything_else():
         chat = type("C", (), {"completions": Inner()})()
         base_url = "http://x/v1"
 
-    capped = _CappedClient(Client(), 32)
+    capped = CappedClient(Client(), 32)
     capped.completions.create(model="m", prompt="p", max_tokens=4096)
     capped.chat.completions.create(model="m", messages=[])
     capped.completions.create(model="m", prompt="p", max_tokens=8)
     assert [k["max_tokens"] for k in seen] == [32, 32, 8]
     assert seen[0]["prompt"] == "p" and capped.base_url == "http://x/v1"
+
+
+def _as_qwen_fc_step(calls: list[str]) -> str:
+    """Ground-truth call strings as one QwenFCHandler model step (`<tool_call>` JSON blocks)."""
+    blocks = []
+    for call in calls:
+        node = ast.parse(call, mode="eval").body
+        assert isinstance(node, ast.Call) and not node.args, call
+        args = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
+        blocks.append(f'<tool_call>\n{json.dumps({"name": ast.unparse(node.func), "arguments": args})}\n</tool_call>')
+    return "\n".join(blocks)
+
+
+def test_the_child_evaluates_a_run_with_bfcls_checker(tmp_path):
+    """bfcl evaluate in the child (config file, shim, our registered handler) on a written result: the
+    ground truth in QwenFCHandler's format scores 1/1 (the self-check above shows the checker fails a
+    dropped call). One latency sample: bfcl's leaderboard CSV needs the shim's stdev guard."""
+    entry_id = "multi_turn_base_50"
+    cfg = BFCLConfig(label="gt-replay", handler="QwenFCHandler", categories=("multi_turn_base",), ids=(entry_id,),
+                     project_dir=tmp_path, max_steps_per_turn=2, timeout_s=300)
+    turns = load_ground_truth(["multi_turn_base"])[entry_id]
+    steps = [[_as_qwen_fc_step(t), "Done."] if t else ["Done."] for t in turns]
+    result_dir = tmp_path / "result" / "prove_gt-replay" / "multi_turn"
+    result_dir.mkdir(parents=True)
+    (result_dir / "BFCL_v4_multi_turn_base_result.json").write_text(json.dumps(
+        {"id": entry_id, "result": steps, "latency": [[1.5]], "input_token_count": [[10]],
+         "output_token_count": [[5]]}) + "\n")
+    BFCL(cfg).evaluate()
+    config = read_config(tmp_path / "logs" / "gt-replay.evaluate.json")
+    assert config.models[0].registry == "prove/gt-replay" and config.max_steps_per_turn == 2
+    assert config.project_dir == str(tmp_path.resolve()) and config.base_url is None
+    (row,) = BFCL(cfg).score()["categories"]
+    assert (row["total"], row["correct"]) == (1, 1)
+    assert (tmp_path / "score" / "data_multi_turn.csv").is_file()  # written after the one-sample latency stats

@@ -1,14 +1,15 @@
 """BFCL Multi-Turn (base, miss_func, miss_param, long_context; 800 entries) through the `bfcl-eval` package.
 
     python -m prove.eval.bfcl self-check                      # ground truth 800/800, dropped calls 0
-    python -m prove.eval.bfcl generate --model prove/<label> ...   # bfcl's own CLI, our models registered
-    python -m prove.eval.bfcl evaluate --model prove/<label> ...
 
 In Python: `BFCL(BFCLConfig(label="Qwen3-8B-base", handler="QwenFCHandler")).run(endpoint)` then
-`.score(project_dir)`. Generation and evaluation run in a child process (`bfcl generate` /
-`bfcl evaluate` with the models below registered into `MODEL_CONFIG_MAPPING`), because bfcl fixes its
-project directory at import time and caches environment instances in module globals; a fresh process
-per step keeps runs apart. Data, stateful environments, handlers and checker are all the package's.
+`.score(project_dir)`. Generation and evaluation run in a child process (`prove.eval.bfcl_child`: bfcl's
+own `generate` / `evaluate` CLI with our model registered into `MODEL_CONFIG_MAPPING`), because bfcl
+fixes its project directory at import time and caches environment instances in module globals; a fresh
+process per step keeps runs apart. The parent writes the child's settings to a config file next to the
+run's log (`<project_dir>/logs/<label>.<step>.json`); every patch of bfcl's globals goes through
+`prove.eval.bfcl_shim`, which first checks the installed bfcl-eval version. Data, stateful
+environments, handlers and checker are all the package's.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from prove.eval.base import Endpoint, write_json, write_table
+from prove.eval.bfcl_child import HANDLERS, NO_THINK_SUFFIX, ChildConfig, ChildModel, write_config
+from prove.eval.bfcl_child import handler_class as _handler_class  # noqa: F401  (tests/eval/test_eval_placement)
+from prove.eval.bfcl_shim import BFCL_EVAL_VERSION, check_bfcl_version
 
 __all__ = [
     "CATEGORIES",
@@ -32,6 +36,7 @@ __all__ = [
     "PAPER_MODELS",
     "SMOKE_MODELS",
     "HANDLERS",
+    "NO_THINK_SUFFIX",
     "UNREACHABLE_GROUND_TRUTH",
     "ModelSpec",
     "BFCLConfig",
@@ -44,28 +49,12 @@ __all__ = [
     "score_project",
 ]
 
-BFCL_EVAL_VERSION = "2026.3.23"
-"""The pinned wheel: same multi-turn data and checker as the V4 leaderboard's 2025.12.17 (see notes)."""
-
 CATEGORIES: tuple[str, ...] = (
     "multi_turn_base",
     "multi_turn_miss_func",
     "multi_turn_miss_param",
     "multi_turn_long_context",
 )
-
-HANDLERS: dict[str, str] = {
-    # /v1/completions with the handler's own prompt format (the leaderboard's path for local models)
-    "QwenFCHandler": "bfcl_eval.model_handler.local_inference.qwen_fc:QwenFCHandler",
-    "QwenHandler": "bfcl_eval.model_handler.local_inference.qwen:QwenHandler",
-    "Granite4FCHandler": "bfcl_eval.model_handler.local_inference.granite_4:Granite4FCHandler",
-    "Granite3FCHandler": "bfcl_eval.model_handler.local_inference.granite_3:Granite3FCHandler",
-    # /v1/chat/completions with `tools` (vLLM's tool parser decodes the calls)
-    "OpenAICompletionsHandler": "bfcl_eval.model_handler.api_inference.openai_completion:OpenAICompletionsHandler",
-}
-"""Handler names accepted in `ModelSpec.handler` (or give any "module:Class")."""
-
-CHAT_HANDLERS = frozenset({"OpenAICompletionsHandler"})
 
 UNREACHABLE_GROUND_TRUTH: dict[str, str] = {
     f"{cat}_4": (
@@ -240,33 +229,33 @@ def self_check(categories: Sequence[str] = CATEGORIES) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- run (child process)
 
 
-def _model_entry(cfg: BFCLConfig, endpoint: Endpoint) -> dict[str, Any]:
-    return {"registry": registry_name(cfg.label), "model_name": endpoint.model, "handler": cfg.handler,
-            "is_fc_model": cfg.is_fc_model, "max_new_tokens": cfg.max_new_tokens,
-            "no_think": cfg.no_think}
+def _child_config(cfg: BFCLConfig, endpoint: Endpoint, serving: bool) -> ChildConfig:
+    """Every setting of one child step (the config file); `serving`: generation against `endpoint`."""
+    model = ChildModel(registry=registry_name(cfg.label), model_name=endpoint.model, handler=cfg.handler,
+                       is_fc_model=cfg.is_fc_model, max_new_tokens=cfg.max_new_tokens, no_think=cfg.no_think)
+    return ChildConfig(project_dir=str(cfg.project_dir.resolve()), models=(model,),
+                       base_url=endpoint.base_url if serving else None,
+                       tokenizer_path=str(cfg.tokenizer_path) if serving and cfg.tokenizer_path else None,
+                       max_steps_per_turn=cfg.max_steps_per_turn)
 
 
 def _child_env(cfg: BFCLConfig, endpoint: Endpoint, serving: bool) -> dict[str, str]:
-    env = {**os.environ, "BFCL_PROJECT_ROOT": str(cfg.project_dir.resolve()), "TQDM_DISABLE": "1",
-           "PROVE_BFCL_MODELS": json.dumps([_model_entry(cfg, endpoint)]), **cfg.extra_env}
-    if cfg.max_steps_per_turn is not None:
-        env["PROVE_BFCL_MAX_STEPS"] = str(cfg.max_steps_per_turn)
+    """The child's environment: ours, `extra_env`, and the endpoint's API key (kept out of the config file)."""
+    env = {**os.environ, "TQDM_DISABLE": "1", **cfg.extra_env}
     if serving:
-        # completions route (OSSHandler): REMOTE_OPENAI_*; chat route (OpenAICompletionsHandler): OPENAI_*
-        env.update(REMOTE_OPENAI_BASE_URL=endpoint.base_url, REMOTE_OPENAI_API_KEY=endpoint.api_key,
-                   OPENAI_BASE_URL=endpoint.base_url, OPENAI_API_KEY=endpoint.api_key)
-        if cfg.tokenizer_path:
-            env["REMOTE_OPENAI_TOKENIZER_PATH"] = str(cfg.tokenizer_path)
+        env.update(REMOTE_OPENAI_API_KEY=endpoint.api_key, OPENAI_API_KEY=endpoint.api_key)
     return env
 
 
-def _run_child(args: list[str], env: dict[str, str], timeout: float | None, log: Path) -> None:
-    log.parent.mkdir(parents=True, exist_ok=True)
+def _run_child(args: list[str], config: ChildConfig, env: dict[str, str], timeout: float | None, log: Path) -> None:
+    """Run `prove.eval.bfcl_child` with `config` written next to `log` as <log stem>.<args[0]>.json."""
+    check_bfcl_version()  # fail here, not in the child's log
+    config_path = write_config(config, log.with_name(f"{log.stem}.{args[0]}.json"))
+    cmd = [sys.executable, "-m", "prove.eval.bfcl_child", "--config", str(config_path), *args]
     with log.open("a") as fh:
-        fh.write(f"$ {' '.join(args)}\n")
+        fh.write(f"$ python {' '.join(cmd[1:])}\n")
         fh.flush()
-        proc = subprocess.run([sys.executable, "-m", "prove.eval.bfcl", *args], env=env, stdout=fh,
-                              stderr=subprocess.STDOUT, timeout=timeout)
+        proc = subprocess.run(cmd, env=env, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout)
     if proc.returncode != 0:
         tail = log.read_text()[-3000:]
         raise RuntimeError(f"bfcl {args[0]} failed (exit {proc.returncode}); log {log}:\n{tail}")
@@ -294,7 +283,8 @@ class BFCL:
             (root / "test_case_ids_to_generate.json").write_text(json.dumps(
                 {cat: [i for i in cfg.ids if i.rsplit("_", 1)[0] == cat] for cat in cfg.categories}))
             args.append("--run-ids")
-        _run_child(args, _child_env(cfg, endpoint, serving=True), cfg.timeout_s, root / "logs" / f"{cfg.label}.log")
+        _run_child(args, _child_config(cfg, endpoint, serving=True), _child_env(cfg, endpoint, serving=True),
+                   cfg.timeout_s, root / "logs" / f"{cfg.label}.log")
         return root
 
     def evaluate(self, endpoint: Endpoint | None = None) -> Path:
@@ -304,7 +294,8 @@ class BFCL:
         args = ["evaluate", "--model", registry_name(cfg.label), "--test-category", ",".join(cfg.categories)]
         if cfg.ids is not None:
             args.append("--partial-eval")
-        _run_child(args, _child_env(cfg, model, serving=False), cfg.timeout_s, root / "logs" / f"{cfg.label}.log")
+        _run_child(args, _child_config(cfg, model, serving=False), _child_env(cfg, model, serving=False),
+                   cfg.timeout_s, root / "logs" / f"{cfg.label}.log")
         return root
 
     def run(self, endpoint: Endpoint) -> Path:
@@ -374,90 +365,7 @@ def write_results(scores: Sequence[dict[str, Any]], results_dir: str | Path) -> 
                                 "scores": list(scores)}, results_dir / "bfcl_multi_turn.json")}
 
 
-# --------------------------------------------------------------------------- child-process entry point
-
-
-class _CappedCompletions:
-    def __init__(self, inner: Any, cap: int) -> None:
-        self._inner, self._cap = inner, cap
-
-    def create(self, **kwargs: Any) -> Any:
-        kwargs["max_tokens"] = min(int(kwargs.get("max_tokens") or self._cap), self._cap)
-        return self._inner.create(**kwargs)
-
-
-class _CappedClient:
-    """Wraps an `openai.OpenAI` client so every request asks for at most `cap` new tokens."""
-
-    def __init__(self, client: Any, cap: int) -> None:
-        self._client = client
-        self.completions = _CappedCompletions(client.completions, cap)
-        self.chat = type("Chat", (), {"completions": _CappedCompletions(client.chat.completions, cap)})()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
-
-
-NO_THINK_SUFFIX = "<think>\n\n</think>\n\n"
-"""What Qwen3's own chat template appends after the assistant header when ``enable_thinking`` is
-false; bfcl's completions-route handlers format the prompt themselves and never add it."""
-
-
-def _handler_class(name: str, cap: int | None, no_think: bool = False) -> type:
-    import importlib
-
-    module, _, attr = HANDLERS.get(name, name).partition(":")
-    cls = getattr(importlib.import_module(module), attr)
-    if no_think and name not in CHAT_HANDLERS:  # the profile's thinking mode: off
-        # bfcl's handlers enforce @override (overrides.EnforceOverrides)
-        from typing_extensions import override
-
-        base = cls
-
-        class NoThink(base):  # type: ignore[misc, valid-type]
-            @override
-            def _format_prompt(self, messages: Any, function: Any) -> str:
-                prompt = super()._format_prompt(messages, function)
-                return prompt if prompt.endswith(NO_THINK_SUFFIX) else prompt + NO_THINK_SUFFIX
-
-        NoThink.__name__ = f"NoThink{cls.__name__}"
-        cls = NoThink
-    if cap is None:
-        return cls
-    class Capped(cls):  # type: ignore[misc, valid-type]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self.client = _CappedClient(self.client, cap)
-
-    Capped.__name__ = f"Capped{cls.__name__}"
-    return Capped
-
-
-def register_models(specs: Sequence[dict[str, Any]]) -> list[str]:
-    """Add `specs` (registry, model_name, handler, is_fc_model[, max_new_tokens]) to bfcl's model map."""
-    from bfcl_eval.constants.model_config import MODEL_CONFIG_MAPPING, ModelConfig
-
-    names = []
-    for spec in specs:
-        MODEL_CONFIG_MAPPING[spec["registry"]] = ModelConfig(
-            model_name=spec["model_name"], display_name=spec["registry"], url="", org="PROVE",
-            license="", model_handler=_handler_class(spec["handler"], spec.get("max_new_tokens"),
-                                                     bool(spec.get("no_think"))),
-            is_fc_model=spec["is_fc_model"], underscore_to_dot=spec["handler"] in CHAT_HANDLERS)
-        names.append(spec["registry"])
-    return names
-
-
-def _guard_single_sample_stdev() -> None:
-    """bfcl-eval 2026.3.23 crashes writing its leaderboard CSV (after the score files) when a run has one
-    latency sample: `statistics.stdev` needs two. Give one sample a std of 0; scores are unaffected."""
-    import statistics
-    import types
-
-    import bfcl_eval.eval_checker.eval_runner_helper as helper
-
-    helper.statistics = types.SimpleNamespace(
-        mean=statistics.mean, stdev=lambda data: statistics.stdev(data) if len(data) > 1 else 0.0)
+# --------------------------------------------------------------------------- command line
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -471,16 +379,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"total: {sum(r['replay_correct'] for r in rows)}/{sum(r['total'] for r in rows)} and "
               f"{sum(r['dropped_correct'] for r in rows)} in {time.perf_counter() - start:.1f}s")
         return 0
-    register_models(json.loads(os.environ.get("PROVE_BFCL_MODELS", "[]")))
-    _guard_single_sample_stdev()
-    if os.environ.get("PROVE_BFCL_MAX_STEPS"):
-        import bfcl_eval.model_handler.base_handler as base_handler
-
-        base_handler.MAXIMUM_STEP_LIMIT = int(os.environ["PROVE_BFCL_MAX_STEPS"])
-    from bfcl_eval.__main__ import cli
-
-    cli(argv, prog_name="bfcl", standalone_mode=False)
-    return 0
+    print("usage: python -m prove.eval.bfcl self-check\n"
+          "(bfcl generate / evaluate run through prove.eval.bfcl_child; see BFCL.generate)", file=sys.stderr)
+    return 2
 
 
 def config_dict(cfg: BFCLConfig) -> dict[str, Any]:
