@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import lookup, paginate, require
+from prove.env.helpers import lookup, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.banking.state import (
@@ -129,8 +129,7 @@ def search_bank_customers(
         c for c in state.customers.values()
         if (q in c.name.lower() or q in c.email.lower()) and (city is None or c.city.lower() == city.lower())
     ]
-    page, nxt = paginate(found, offset, limit)
-    return CustomerList(customers=page, total=len(found), next_offset=nxt)
+    return CustomerList.of(found, offset, limit)
 
 
 @tool(sensitive=("customer_id",))
@@ -157,8 +156,7 @@ def list_accounts(
         and (account_type is None or a.account_type == account_type)
         and (status is None or a.status == status)
     ]
-    page, nxt = paginate(found, offset, limit)
-    return AccountList(accounts=page, total=len(found), next_offset=nxt)
+    return AccountList.of(found, offset, limit)
 
 
 @tool(sensitive=("account_id",))
@@ -199,8 +197,7 @@ def list_bank_transactions(
         and (since is None or t.timestamp[:10] >= since[:10])
         and (min_amount is None or t.amount >= min_amount)
     ]
-    page, nxt = paginate(found, offset, limit)
-    return TransactionList(transactions=page, total=len(found), next_offset=nxt)
+    return TransactionList.of(found, offset, limit)
 
 
 @tool(sensitive=("transaction_id",))
@@ -250,8 +247,7 @@ def list_payees(state: BankState, customer_id: CustomerId, offset: Offset = 0,
     """List the saved payees (external recipients) of a customer."""
     lookup(state.customers, customer_id, "customer_id", "customer")
     found = [p for p in state.payees.values() if p.customer_id == customer_id]
-    page, nxt = paginate(found, offset, limit)
-    return PayeeList(payees=page, total=len(found), next_offset=nxt)
+    return PayeeList.of(found, offset, limit)
 
 
 @tool(write=True, sensitive=("customer_id", "account_number"))
@@ -315,8 +311,7 @@ def list_scheduled_payments(
     _account(state, account_id)
     found = [p for p in state.scheduled.values()
              if p.account_id == account_id and (status is None or p.status == status)]
-    page, nxt = paginate(found, offset, limit)
-    return PaymentList(payments=page, total=len(found), next_offset=nxt)
+    return PaymentList.of(found, offset, limit)
 
 
 @tool(write=True, sensitive=("account_id", "payee_id", "amount"))
@@ -357,8 +352,7 @@ def list_bank_cards(state: BankState, account_id: AccountId, offset: Offset = 0,
     """List the cards attached to an account."""
     _account(state, account_id)
     found = [c for c in state.cards.values() if c.account_id == account_id]
-    page, nxt = paginate(found, offset, limit)
-    return CardList(cards=page, total=len(found), next_offset=nxt)
+    return CardList.of(found, offset, limit)
 
 
 @tool(write=True, sensitive=("card_id",))

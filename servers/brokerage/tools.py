@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import ToolError, tool
 from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_ids, parse_day
 from prove_servers.brokerage.state import (
@@ -329,12 +329,10 @@ def search_investors(
     found = [i for i in state.investors.values()
              if (q in i.name.lower() or q in i.email.lower())
              and (risk_profile is None or i.risk_profile == risk_profile)]
-    page, nxt = paginate(found, offset, limit)
-    hits = [InvestorHit(
+    return InvestorList.of(found, offset, limit, view=lambda i: InvestorHit(
         investor_id=i.investor_id, name=i.name, email=i.email, city=i.city, risk_profile=i.risk_profile,
         account_ids=[a.account_id for a in state.accounts.values() if i.investor_id in (a.investor_id, a.co_owner_id)],
-    ) for i in page]
-    return InvestorList(investors=hits, total=len(found), next_offset=nxt)
+    ))
 
 
 @tool(sensitive=("account_id",))
@@ -382,8 +380,7 @@ def search_instruments(
              if (q in i.ticker.lower() or q in i.name.lower())
              and (asset_class is None or i.asset_class == asset_class)
              and (sector is None or i.sector == sector)]
-    page, nxt = paginate(found, offset, limit)
-    return InstrumentList(instruments=page, total=len(found), next_offset=nxt)
+    return InstrumentList.of(found, offset, limit)
 
 
 @tool()
@@ -411,8 +408,7 @@ def list_trade_orders(
     found = [o for o in reversed(state.orders.values())
              if o.account_id == account_id and (status is None or o.status == status)
              and (side is None or o.side == side) and (symbol is None or o.ticker == symbol)]
-    page, nxt = paginate(found, offset, limit)
-    return TradeOrderList(orders=page, total=len(found), next_offset=nxt)
+    return TradeOrderList.of(found, offset, limit)
 
 
 @tool(sensitive=("order_id",))
@@ -509,8 +505,7 @@ def list_watchlists(state: BrokerageState, investor_id: InvestorId, offset: Offs
     """List an investor's watchlists with the current price of every ticker on them, a page at a time."""
     _investor(state, investor_id)
     found = [w for w in state.watchlists.values() if w.investor_id == investor_id]
-    page, nxt = paginate(found, offset, limit)
-    return WatchlistList(watchlists=[_view(state, w) for w in page], total=len(found), next_offset=nxt)
+    return WatchlistList.of(found, offset, limit, view=lambda w: _view(state, w))
 
 
 @tool(write=True, sensitive=("watchlist_id",))
@@ -546,8 +541,7 @@ def list_price_alerts(
     _investor(state, investor_id)
     found = [a for a in state.alerts.values()
              if a.investor_id == investor_id and (status is None or a.status == status)]
-    page, nxt = paginate(found, offset, limit)
-    return PriceAlertList(alerts=page, total=len(found), next_offset=nxt)
+    return PriceAlertList.of(found, offset, limit)
 
 
 @tool(write=True, sensitive=("investor_id", "target_price"))
@@ -594,9 +588,8 @@ def get_dividend_history(
                     if d.account_id == account_id and (symbol is None or d.ticker == symbol)
                     and (since is None or d.pay_date >= since)),
                    key=lambda d: (d.pay_date, d.dividend_id), reverse=True)
-    page, nxt = paginate(found, offset, limit)
-    return DividendList(dividends=page, total=len(found), total_amount=round(sum(d.amount for d in found), 2),
-                        next_offset=nxt)
+    return DividendList.of(found, offset, limit,
+                           total_amount=round(sum(d.amount for d in found), 2))
 
 
 @tool(write=True, sensitive=("account_id", "amount"))

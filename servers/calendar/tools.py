@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import ToolError, tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -258,8 +258,7 @@ def search_employee_directory(
     found = [p for p in state.people.values()
              if (q in p.name.lower() or q in p.email or q in p.title.lower())
              and (department is None or p.department == department)]
-    page, nxt = paginate(found, offset, limit)
-    return PersonList(people=page, total=len(found), next_offset=nxt)
+    return PersonList.of(found, offset, limit)
 
 
 @tool(sensitive=("member_email",))
@@ -274,8 +273,7 @@ def list_calendars(
     email = _person(state, member_email, "member_email").email if member_email is not None else None
     found = [c for c in state.calendars.values()
              if (email is None or email in c.member_emails) and (kind is None or c.kind == kind)]
-    page, nxt = paginate(found, offset, limit)
-    return CalendarList(calendars=page, total=len(found), next_offset=nxt)
+    return CalendarList.of(found, offset, limit)
 
 
 @tool(sensitive=("calendar_id", "attendee_email"))
@@ -308,8 +306,7 @@ def list_calendar_events(
         for occ in occurrences(ev.start, ev.end, ev.recurrence, lo, hi)
     ]
     found.sort(key=lambda pair: (pair[0][0], pair[1].event_id))
-    page, nxt = paginate(found, offset, limit)
-    return EventList(events=[_summary(ev, occ) for occ, ev in page], total=len(found), next_offset=nxt)
+    return EventList.of(found, offset, limit, view=lambda pair: _summary(pair[1], pair[0]))
 
 
 @tool(sensitive=("organizer_email",))
@@ -331,8 +328,7 @@ def search_calendar_events(
          and (include_cancelled or ev.status != "cancelled")),
         key=lambda ev: (ev.occurrence_start, ev.event_id),
     )
-    page, nxt = paginate(found, offset, limit)
-    return EventList(events=page, total=len(found), next_offset=nxt)
+    return EventList.of(found, offset, limit)
 
 
 @tool(sensitive=("event_id",))
@@ -360,8 +356,7 @@ def list_pending_event_invitations(
          and (att := _invited(ev, email)) is not None and att.response == "needs_action"),
         key=lambda ev: (ev.occurrence_start, ev.event_id),
     )
-    page, nxt = paginate(found, offset, limit)
-    return EventList(events=page, total=len(found), next_offset=nxt)
+    return EventList.of(found, offset, limit)
 
 
 @tool(sensitive=("attendee_emails",))
@@ -395,9 +390,7 @@ def find_meeting_times(
         if min(a, hi) - cursor >= need:
             slots.append(TimeSlot(start=iso(cursor), end=iso(min(a, hi))))
         cursor = max(cursor, b)
-    page, nxt = paginate(slots, offset, limit)
-    return FreeSlots(date=iso(on)[:10], duration_minutes=duration_minutes, slots=page, total=len(slots),
-                     next_offset=nxt)
+    return FreeSlots.of(slots, offset, limit, date=iso(on)[:10], duration_minutes=duration_minutes)
 
 
 @tool()
@@ -431,8 +424,7 @@ def list_meeting_rooms(
         and (equipment is None or equipment in r.equipment)
         and (window is None or _clash(state, *window, "none", room_id=r.room_id) is None)
     ]
-    page, nxt = paginate(found, offset, limit)
-    return RoomList(rooms=page, total=len(found), next_offset=nxt)
+    return RoomList.of(found, offset, limit)
 
 
 @tool(sensitive=("room_id",))

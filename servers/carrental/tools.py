@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -286,8 +286,7 @@ def list_rental_branches(
              if (city is None or b.city.lower() == city.strip().lower()) and (b.airport or not airport_only)]
     if city is not None and not found:
         _ride_city(state, city)
-    page, nxt = paginate(found, offset, limit)
-    return BranchList(branches=page, total=len(found), next_offset=nxt)
+    return BranchList.of(found, offset, limit)
 
 
 @tool(sensitive=("branch_id",))
@@ -327,9 +326,8 @@ def search_rental_cars(
                        vehicle_class=v.vehicle_class, seats=v.seats, transmission=v.transmission, fuel=v.fuel,
                        daily_rate=v.daily_rate, days=days, estimated_total=round(v.daily_rate * days, 2))
               for v in cars]
-    page, nxt = paginate(offers, offset, limit)
-    return CarSearchResult(branch_id=branch_id, pickup_at=pickup_at, return_at=return_at, cars=page,
-                           total=len(offers), next_offset=nxt)
+    return CarSearchResult.of(offers, offset, limit, branch_id=branch_id, pickup_at=pickup_at,
+                              return_at=return_at)
 
 
 @tool(sensitive=("vehicle_id",))
@@ -417,9 +415,8 @@ def list_customer_rentals(
     rentals = sorted((r for r in state.rentals.values()
                       if r.customer_id == customer.customer_id and (status is None or r.status == status)),
                      key=lambda r: (r.pickup_at, r.rental_id), reverse=True)
-    page, nxt = paginate(rentals, offset, limit)
     rides = [r.ride_id for r in state.rides.values() if r.customer_id == customer.customer_id and r.status in _OPEN_RIDE]
-    return CustomerRentals(customer=customer, rentals=page, total=len(rentals), next_offset=nxt, open_ride_ids=rides)
+    return CustomerRentals.of(rentals, offset, limit, customer=customer, open_ride_ids=rides)
 
 
 # -- rental lifecycle ----------------------------------------------------------------------

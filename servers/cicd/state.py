@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
 from prove.env.types import entity_id, entity_ids, moment
-from prove.env.world import COMPANIES, days_before, email, iso, person, slug
+from prove.env.world import COMPANIES, days_before, email, person, shift, slug
 
 Stage = Literal["build", "test", "deploy"]
 RunStatus = Literal["queued", "running", "passed", "failed", "cancelled"]
@@ -222,10 +221,6 @@ _VARS = (("LOG_LEVEL", "info"), ("FEATURE_NEW_CHECKOUT", "false"), ("REGION", "e
          ("SENTRY_DSN", None), ("JWT_SIGNING_KEY", None))
 
 
-def _plus(at: str, minutes: int) -> str:
-    return iso(datetime.fromisoformat(at) + timedelta(minutes=minutes))
-
-
 def _run_jobs(rng: random.Random, pipeline: Pipeline, status: RunStatus, topic: str
               ) -> tuple[list[JobResult], list[str], str | None]:
     jobs, logs, failing = [], [], None
@@ -313,14 +308,14 @@ def initial_state(seed: int) -> CICDState:
                 status: RunStatus = (rng.choice(["queued", "running"]) if fresh and rng.random() < 0.4
                                      else rng.choices(["passed", "failed", "cancelled"], weights=[7, 3, 1])[0])
                 jobs, logs, failing = _run_jobs(rng, pipe, status, topic)
-                created = min(_plus(commit.committed_at, rng.randrange(1, 4)), now)
+                created = min(shift(commit.committed_at, minutes=rng.randrange(1, 4)), now)
                 secs = sum(j.duration_seconds or 0 for j in jobs)
                 done = status in FINISHED
                 run = PipelineRun(
                     run_id=ids["RUN"](), pipeline_id=pipe.pipeline_id, project_id=pid,
                     commit_sha=commit.sha, branch=commit.branch, status=status,
                     triggered_by=commit.author, created_at=created,
-                    finished_at=min(_plus(created, secs // 60 + 1), now) if done else None,
+                    finished_at=min(shift(created, minutes=secs // 60 + 1), now) if done else None,
                     duration_seconds=secs if done else None, failing_job=failing, jobs=jobs, logs=logs,
                 )
                 state.runs[run.run_id] = run
@@ -357,11 +352,11 @@ def initial_state(seed: int) -> CICDState:
         _deploy_history(state, rng, ids, pid, arts, envs, people)
         roll = rng.random()
         if roll < 0.6:  # an active production freeze, or an upcoming one
-            start = days_before(now, rng, 2, 0) if roll < 0.35 else _plus(now, rng.randrange(3, 20) * 1440)
+            start = days_before(now, rng, 2, 0) if roll < 0.35 else shift(now, minutes=rng.randrange(3, 20) * 1440)
             fid = ids["FRZ"]()
             state.freezes[fid] = DeployFreeze(
                 freeze_id=fid, project_id=pid, environment="production" if roll < 0.5 else "staging",
-                starts_at=start, ends_at=_plus(start, rng.randrange(1, 5) * 1440),
+                starts_at=start, ends_at=shift(start, minutes=rng.randrange(1, 5) * 1440),
                 reason=rng.choice(["quarter-end close", "marketing launch", "planned database migration"]),
                 created_by=project.owners[0])
     state.counters = {k: c.n for k, c in ids.items()}
@@ -374,14 +369,14 @@ def _deploy_history(state: CICDState, rng: random.Random, ids: dict[str, Counter
     """dev <- every passing artifact, staging <- most, production <- some that succeeded on staging."""
     approvers = sorted(set(state.projects[pid].owners)
                        | {u for u, x in state.users.items() if x.role != "developer"})
-    latest = _plus(state.now, -120)
+    latest = shift(state.now, minutes=-120)
     prod_ok: list[Deployment] = []
     passing = [art for art, run in arts if run.status == "passed"]
     for n, art in enumerate(passing):
         last = n == len(passing) - 1
         at = art.created_at
         for env_name, delay, chance in (("dev", 20, 1.0), ("staging", 120, 0.8), ("production", 1500, 0.75)):
-            at = _plus(at, delay + rng.randrange(0, 60))
+            at = shift(at, minutes=delay + rng.randrange(0, 60))
             env = envs[env_name]
             waiting = last and env.requires_approval and rng.random() < 0.5
             running = last and not env.requires_approval and env_name == "staging" and rng.random() < 0.2
@@ -396,8 +391,8 @@ def _deploy_history(state: CICDState, rng: random.Random, ids: dict[str, Counter
                 deployment_id=ids["DEP"](), project_id=pid, environment=env_name,
                 artifact_id=art.artifact_id, version=art.version, status=status, deployer=deployer,
                 created_at=at, approver=rng.choice([a for a in approvers if a != deployer]) if approved else None,
-                approved_at=_plus(at, 30) if approved else None,
-                finished_at=None if waiting or running else _plus(at, 35 if approved else 5),
+                approved_at=shift(at, minutes=30) if approved else None,
+                finished_at=None if waiting or running else shift(at, minutes=35 if approved else 5),
             )
             state.deployments[dep.deployment_id] = dep
             if status == "failed":
@@ -415,12 +410,12 @@ def _deploy_history(state: CICDState, rng: random.Random, ids: dict[str, Counter
                 prev = prod_ok[-1]
                 back = Deployment(deployment_id=ids["DEP"](), project_id=pid, environment="production",
                                   artifact_id=prev.artifact_id, version=prev.version, status="succeeded",
-                                  deployer=rng.choice(approvers), created_at=_plus(at, 90),
-                                  finished_at=_plus(at, 95), rollback_of=dep.deployment_id)
+                                  deployer=rng.choice(approvers), created_at=shift(at, minutes=90),
+                                  finished_at=shift(at, minutes=95), rollback_of=dep.deployment_id)
                 state.deployments[back.deployment_id] = back
                 inc = Incident(incident_id=ids["INC"](), project_id=pid, deployment_id=dep.deployment_id,
                                title=f"Error rate spike after {art.version}", severity="sev2",
-                               status="resolved", opened_at=_plus(at, 60))
+                               status="resolved", opened_at=shift(at, minutes=60))
                 state.incidents[inc.incident_id] = inc
             else:
                 prod_ok.append(dep)

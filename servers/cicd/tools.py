@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id, moment, parse_moment
 from prove.env.world import iso
@@ -187,8 +187,7 @@ def list_ci_projects(
     found = [p for p in state.projects.values()
              if (q in p.name.lower() or q in p.repo.lower() or q in p.description.lower())
              and (owner is None or owner in p.owners)]
-    page, nxt = paginate(found, offset, limit)
-    return ProjectList(projects=page, total=len(found), next_offset=nxt)
+    return ProjectList.of(found, offset, limit)
 
 
 @tool(sensitive=("project_id",))
@@ -232,8 +231,7 @@ def list_pipeline_runs(
                     and (status is None or r.status == status)
                     and (pipeline_id is None or r.pipeline_id == pipeline_id)),
                    key=lambda r: (r.created_at, r.run_id), reverse=True)
-    page, nxt = paginate(found, offset, limit)
-    return RunList(runs=page, total=len(found), next_offset=nxt)
+    return RunList.of(found, offset, limit)
 
 
 @tool(sensitive=("run_id",))
@@ -364,8 +362,7 @@ def list_build_artifacts(
         if a.project_id == project_id and (version is None or a.version.startswith(version))
         and (not passing_only or state.runs[a.run_id].status == "passed")
     ]
-    page, nxt = paginate(found, offset, limit)
-    return ArtifactList(artifacts=page, total=len(found), next_offset=nxt)
+    return ArtifactList.of(found, offset, limit)
 
 
 @tool(sensitive=("project_id",))
@@ -384,8 +381,7 @@ def list_environments(state: CICDState, project_id: ProjectId, offset: Offset = 
             waiting_deployment_id=wait.deployment_id if wait else None, active_freeze=active,
             upcoming_freezes=[f for f in freezes if f is not active],
         ))
-    page, nxt = paginate(out, offset, limit)
-    return EnvironmentList(project_id=project_id, environments=page, total=len(out), next_offset=nxt)
+    return EnvironmentList.of(out, offset, limit, project_id=project_id)
 
 
 @tool(write=True, sensitive=("artifact_id", "deployer"))
@@ -495,8 +491,7 @@ def list_deployments(
                     and (environment is None or d.environment == environment)
                     and (status is None or d.status == status)),
                    key=lambda d: (d.created_at, d.deployment_id), reverse=True)
-    page, nxt = paginate(found, offset, limit)
-    return DeploymentList(deployments=page, total=len(found), next_offset=nxt)
+    return DeploymentList.of(found, offset, limit)
 
 
 @tool(sensitive=("deployment_id",))

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
 from prove.env.types import entity_id, entity_ids
-from prove.env.world import CITIES, COMPANIES, FIRST_NAMES, LAST_NAMES, email, iso, slug
+from prove.env.world import CITIES, COMPANIES, FIRST_NAMES, LAST_NAMES, email, shift, slug
 
 AccountKind = Literal["user", "organization"]
 Visibility = Literal["public", "private", "internal"]
@@ -199,13 +198,13 @@ class _Builder:
     """Grows one seeded world; only `initial_state` uses it."""
 
     def __init__(self, rng: random.Random, now: str) -> None:
-        self.rng, self.t0 = rng, datetime.fromisoformat(now)
+        self.rng, self.now = rng, now
         self.state = CodeHostState(now=now, viewer="")
         self.ago: dict[str, int] = {}  # commit sha -> minutes before now
         self.cmt, self.rev = Counter("CMT"), Counter("REV")
 
     def ts(self, ago: int) -> str:
-        return iso(self.t0 - timedelta(minutes=ago))
+        return shift(self.now, minutes=-ago)
 
     def later(self, ago: int, until: int = 0) -> int:
         """A random time strictly between `ago` and `until` minutes before now (or `until`)."""

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import ToolError, tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -284,8 +284,7 @@ def list_repositories(
         found.sort(key=lambda r: r.created_at, reverse=True)
     else:
         found.sort(key=lambda r: r.full_name)
-    page, nxt = paginate(found, offset, limit)
-    return RepositoryList(viewer=state.viewer, repositories=page, total=len(found), next_offset=nxt)
+    return RepositoryList.of(found, offset, limit, viewer=state.viewer)
 
 
 @tool(sensitive=("repo",))
@@ -314,18 +313,17 @@ def list_repo_branches(
     default = _branch(state, r, r.default_branch, "repo")
     q = query.strip().lower()
     found = sorted((b for b in _branches(state, r) if q in b.name.lower()), key=lambda b: b.name)
-    page, nxt = paginate(found, offset, limit)
     base = _reachable(state, default.head_sha)
-    infos = []
-    for b in page:
+
+    def info(b: Branch) -> BranchInfo:
         mine = _reachable(state, b.head_sha)
-        infos.append(BranchInfo(
+        return BranchInfo(
             name=b.name, head_sha=b.head_sha, is_default=b.name == r.default_branch,
             ahead_of_default=len(mine - base), behind_default=len(base - mine),
             last_commit_at=state.commits[b.head_sha].timestamp,
-        ))
-    return BranchList(repo=repo, default_branch=r.default_branch, branches=infos, total=len(found),
-                      next_offset=nxt)
+        )
+
+    return BranchList.of(found, offset, limit, view=info, repo=repo, default_branch=r.default_branch)
 
 
 @tool(write=True, sensitive=("repo", "name", "from_branch"))
@@ -373,8 +371,7 @@ def list_commits(
         c for c in _only_in(state, b.head_sha)
         if (author is None or c.author == author) and (since is None or c.timestamp[:10] >= since[:10])
     ]
-    page, nxt = paginate(found, offset, limit)
-    return CommitList(repo=repo, branch=b.name, commits=page, total=len(found), next_offset=nxt)
+    return CommitList.of(found, offset, limit, repo=repo, branch=b.name)
 
 
 @tool(sensitive=("repo", "sha"))
@@ -417,8 +414,7 @@ def list_repo_issues(
         and (label is None or label in i.labels) and (assignee is None or i.assignee == assignee)
         and (q in i.title.lower() or q in i.body.lower())
     ]
-    page, nxt = paginate(found, offset, limit)
-    return IssueList(repo=repo, issues=page, total=len(found), next_offset=nxt)
+    return IssueList.of(found, offset, limit, repo=repo)
 
 
 @tool(write=True, sensitive=("repo", "labels", "assignee"))
@@ -530,9 +526,7 @@ def list_pull_requests(
         if p.repo == repo and (status == "all" or p.state == status)
         and (author is None or p.author == author) and (base is None or p.base == base)
     ]
-    page, nxt = paginate(found, offset, limit)
-    return PullRequestList(repo=repo, pull_requests=[_info(state, p) for p in page], total=len(found),
-                           next_offset=nxt)
+    return PullRequestList.of(found, offset, limit, view=lambda p: _info(state, p), repo=repo)
 
 
 @tool(sensitive=("repo", "number"))

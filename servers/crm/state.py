@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import random
-from datetime import date, timedelta
 from typing import Literal
 
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
 from prove.env.types import entity_id
-from prove.env.world import CITIES, FIRST_NAMES, LAST_NAMES, days_before, phone, slug
+from prove.env.world import CITIES, FIRST_NAMES, LAST_NAMES, days_before, phone, shift, slug
 
 Industry = Literal["software", "healthcare", "finance", "retail", "manufacturing", "education",
                    "logistics", "energy", "media"]
@@ -186,10 +185,6 @@ _OPP_NAMES = ("Platform rollout", "Analytics expansion", "Renewal", "Support upg
               "Pilot", "Integration project", "Seat expansion")
 
 
-def _day(today: str, days: int) -> str:
-    return (date.fromisoformat(today) + timedelta(days=days)).isoformat()
-
-
 def _person(rng: random.Random) -> tuple[str, str]:
     first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
     return f"{first} {last}", f"{first.lower()}.{last.lower()}"
@@ -257,8 +252,8 @@ def initial_state(seed: int) -> CRMState:
                 weights=[3, 3, 3, 2, 3, 2])[0]
             closed = stage in ("closed_won", "closed_lost")
             created = max(days_before(now, rng, 300, 20)[:10], account.created_on)
-            close = _day(today, -rng.randrange(1, 120)) if closed else _day(today, rng.randrange(-10, 150))
-            close = max(close, _day(created, 7))
+            close = shift(today, days=-rng.randrange(1, 120)) if closed else shift(today, days=rng.randrange(-10, 150))
+            close = max(close, shift(created, days=7))
             opp = Opportunity(
                 opportunity_id=oid, account_id=aid, name=f"{company} - {rng.choice(_OPP_NAMES)}", stage=stage,
                 amount=None if stage == "prospecting" and rng.random() < 0.6 else float(rng.randrange(5, 250) * 1000),
@@ -277,7 +272,7 @@ def initial_state(seed: int) -> CRMState:
                 qid = ids["QUO"]()
                 state.quotes[qid] = Quote(quote_id=qid, opportunity_id=oid, lines=lines, total=total,
                                           status="accepted" if stage == "closed_won" else rng.choice(["draft", "sent"]),
-                                          created_on=max(created, _day(today, -30)))
+                                          created_on=max(created, shift(today, days=-30)))
                 opp.amount = total
         for _ in range(rng.randrange(1, 5)):
             kind = rng.choice(list(_SUBJECTS))

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.crm.state import (
@@ -176,8 +176,7 @@ def search_crm_accounts(
              if (q in a.name.lower() or q in a.website) and (industry is None or a.industry == industry)
              and (city is None or a.city.lower() == city.lower())
              and (owner_rep_id is None or a.owner_rep_id == owner_rep_id)]
-    page, nxt = paginate(found, offset, limit)
-    return AccountList(accounts=page, total=len(found), next_offset=nxt)
+    return AccountList.of(found, offset, limit)
 
 
 @tool(sensitive=("account_id",))
@@ -209,8 +208,7 @@ def list_crm_contacts(
     found = [c for c in state.contacts.values()
              if (account_id is None or c.account_id == account_id)
              and (q in c.name.lower() or q in c.email or q in c.title.lower())]
-    page, nxt = paginate(found, offset, limit)
-    return ContactList(contacts=page, total=len(found), next_offset=nxt)
+    return ContactList.of(found, offset, limit)
 
 
 @tool(write=True, sensitive=("account_id", "email", "phone"))
@@ -275,8 +273,7 @@ def list_leads(
                     and (min_score is None or ld.score >= min_score)
                     and (q in ld.name.lower() or q in ld.company.lower() or q in ld.email)),
                    key=lambda ld: (-ld.score, ld.lead_id))
-    page, nxt = paginate(found, offset, limit)
-    return LeadList(leads=page, total=len(found), next_offset=nxt)
+    return LeadList.of(found, offset, limit)
 
 
 @tool(write=True, sensitive=("lead_id",))
@@ -365,8 +362,7 @@ def list_opportunities(
                     and (owner_rep_id is None or o.owner_rep_id == owner_rep_id)
                     and (closing_before is None or o.close_date < closing_before)),
                    key=lambda o: (o.close_date, o.opportunity_id))
-    page, nxt = paginate(found, offset, limit)
-    return OpportunityList(opportunities=page, total=len(found), next_offset=nxt)
+    return OpportunityList.of(found, offset, limit)
 
 
 @tool(sensitive=("opportunity_id",))
@@ -518,8 +514,7 @@ def list_crm_activities(
                     and (contact_id is None or a.contact_id == contact_id)
                     and (kind is None or a.kind == kind) and (since is None or a.date >= since)),
                    key=lambda a: (a.date, a.activity_id), reverse=True)
-    page, nxt = paginate(found, offset, limit)
-    return ActivityList(activities=page, total=len(found), next_offset=nxt)
+    return ActivityList.of(found, offset, limit)
 
 
 @tool(sensitive=("rep_id",))

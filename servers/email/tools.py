@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import lookup, paginate, require
+from prove.env.helpers import lookup, require
 from prove.env.tool import ToolError, tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -340,8 +340,7 @@ def list_mailboxes(
         for b in state.mailboxes.values()
         if not accessible_only or _access(state, b) != "none"
     ]
-    page, nxt = paginate(rows, offset, limit)
-    return MailboxList(signed_in_user=state.signed_in_user, mailboxes=page, total=len(rows), next_offset=nxt)
+    return MailboxList.of(rows, offset, limit, signed_in_user=state.signed_in_user)
 
 
 @tool(sensitive=("mailbox_id",))
@@ -367,13 +366,13 @@ def list_email_folders(state: EmailState, mailbox_id: MailboxId, offset: Offset 
     """List a mailbox's folders (system and custom) with their total and unread message counts, a page at a time."""
     _mailbox(state, mailbox_id)
     folders = _folders(state, mailbox_id)
-    page, nxt = paginate(folders, offset, limit)
-    rows = []
-    for f in page:
+
+    def info(f: Folder) -> FolderInfo:
         msgs = [m for m in state.messages.values() if m.folder_id == f.folder_id]
-        rows.append(FolderInfo(folder_id=f.folder_id, name=f.name, kind=f.kind, total=len(msgs),
-                               unread=sum(not m.read for m in msgs)))
-    return FolderList(mailbox_id=mailbox_id, folders=rows, total=len(folders), next_offset=nxt)
+        return FolderInfo(folder_id=f.folder_id, name=f.name, kind=f.kind, total=len(msgs),
+                          unread=sum(not m.read for m in msgs))
+
+    return FolderList.of(folders, offset, limit, view=info, mailbox_id=mailbox_id)
 
 
 @tool(sensitive=("mailbox_id", "from_address"))
@@ -397,8 +396,7 @@ def list_emails(
         if m.folder_id == fid and (not unread_only or not m.read) and (not starred_only or m.starred)
         and (label is None or label.strip().lower() in m.labels) and sender in m.from_address
     ]
-    page, nxt = paginate(found, offset, limit)
-    return EmailList(emails=page, total=len(found), next_offset=nxt)
+    return EmailList.of(found, offset, limit)
 
 
 @tool(sensitive=("mailbox_id",))
@@ -430,8 +428,7 @@ def search_emails(
                          *(a.name for a in m.attachments)]).lower()
         if all(w in text for w in words):
             found.append(_summary(state, m))
-    page, nxt = paginate(found, offset, limit)
-    return EmailList(emails=page, total=len(found), next_offset=nxt)
+    return EmailList.of(found, offset, limit)
 
 
 @tool(sensitive=("message_id",))
@@ -470,8 +467,7 @@ def list_email_contacts(
         if c.mailbox_id == mailbox_id and (not favorites_only or c.favorite)
         and (q in c.name.lower() or q in c.email or q in c.company.lower())
     ]
-    page, nxt = paginate(found, offset, limit)
-    return ContactList(contacts=page, total=len(found), next_offset=nxt)
+    return ContactList.of(found, offset, limit)
 
 
 # -- writes --------------------------------------------------------------------------------

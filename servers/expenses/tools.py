@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.expenses.state import (
@@ -172,8 +172,7 @@ def find_company_employees(
     q = query.strip().lower()
     found = [e for e in state.employees.values()
              if (q in e.name.lower() or q in e.email.lower()) and (department is None or e.department == department)]
-    page, nxt = paginate(found, offset, limit)
-    return EmployeeList(employees=page, total=len(found), next_offset=nxt)
+    return EmployeeList.of(found, offset, limit)
 
 
 @tool(sensitive=("employee_id",))
@@ -190,8 +189,7 @@ def list_expense_reports(
     found = sorted((r for r in state.reports.values()
                     if (employee_id is None or r.employee_id == employee_id) and (status is None or r.status == status)),
                    key=lambda r: (r.created_at, r.report_id), reverse=True)
-    page, nxt = paginate(found, offset, limit)
-    return ReportList(reports=page, total=len(found), next_offset=nxt)
+    return ReportList.of(found, offset, limit)
 
 
 @tool(sensitive=("report_id",))
@@ -215,8 +213,7 @@ def list_pending_expense_approvals(
     _employee(state, manager_id, "manager_id")
     found = [r for r in state.reports.values()
              if r.status == "submitted" and state.employees[r.employee_id].manager_id == manager_id]
-    page, nxt = paginate(found, offset, limit)
-    return ReportList(reports=page, total=len(found), next_offset=nxt)
+    return ReportList.of(found, offset, limit)
 
 
 @tool()
@@ -241,8 +238,7 @@ def list_corporate_cards(
     if employee_id is not None:
         _employee(state, employee_id)
     found = [c for c in state.cards.values() if employee_id is None or c.employee_id == employee_id]
-    page, nxt = paginate(found, offset, limit)
-    return CorporateCardList(cards=page, total=len(found), next_offset=nxt)
+    return CorporateCardList.of(found, offset, limit)
 
 
 @tool(sensitive=("employee_id", "card_id"))
@@ -262,8 +258,7 @@ def list_card_transactions(
     found = [t for t in reversed(state.card_transactions.values())
              if (employee_id is None or t.employee_id == employee_id) and (card_id is None or t.card_id == card_id)
              and (matched is None or (t.matched_item_id is not None) == matched)]
-    page, nxt = paginate(found, offset, limit)
-    return CardTransactionList(transactions=page, total=len(found), next_offset=nxt)
+    return CardTransactionList.of(found, offset, limit)
 
 
 @tool(sensitive=("employee_id",))

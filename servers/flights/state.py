@@ -165,10 +165,6 @@ _STEPS = (1, 5, 7, 11, 13, 17)
 _FARE_FACTOR = {"economy": 1.0, "premium_economy": 1.7, "business": 3.4, "first": 6.0}
 
 
-def _when(on: str, minutes: int) -> datetime:
-    return datetime.fromisoformat(on) + timedelta(minutes=minutes)
-
-
 def initial_state(seed: int) -> FlightState:
     """16 airports, ~70 flights over five days, ~30 passengers and ~55 bookings; deterministic in `seed`."""
     rng = random.Random(seed)
@@ -208,7 +204,7 @@ def initial_state(seed: int) -> FlightState:
             for when in days:
                 if rng.random() < 0.15:
                     continue
-                dep = _when(when, dep_min)
+                dep = datetime.fromisoformat(when) + timedelta(minutes=dep_min)
                 status: FlightStatus = "scheduled"
                 delay = 0
                 if dep < now_dt:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import ToolError, tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.flights.state import (
@@ -315,8 +315,7 @@ def list_airports(
         if (q in a.code.lower() or q in a.name.lower() or q in a.city.lower())
         and (country is None or a.country.lower() == country.strip().lower())
     ]
-    page, nxt = paginate(found, offset, limit)
-    return AirportList(airports=page, total=len(found), next_offset=nxt)
+    return AirportList.of(found, offset, limit)
 
 
 @tool(sensitive=("origin", "destination", "max_price"))
@@ -355,8 +354,7 @@ def search_flights(
                 continue
         found.append(_summary(f))
     found.sort(key=lambda s: (s.departure, s.flight_id))
-    page, nxt = paginate(found, offset, limit)
-    return FlightSearchResult(flights=page, total=len(found), next_offset=nxt)
+    return FlightSearchResult.of(found, offset, limit)
 
 
 @tool(sensitive=("flight_id",))
@@ -430,8 +428,7 @@ def search_passengers(
         if (q in p.name.lower() or q in p.email.lower())
         and (loyalty_tier is None or p.loyalty_tier == loyalty_tier)
     ]
-    page, nxt = paginate(found, offset, limit)
-    return PassengerList(passengers=page, total=len(found), next_offset=nxt)
+    return PassengerList.of(found, offset, limit)
 
 
 @tool(sensitive=("passenger_id",))
@@ -461,8 +458,7 @@ def list_passenger_bookings(
         and not (upcoming_only and _departed(state, state.flights[b.flight_id]))
     ]
     found.sort(key=lambda b: (state.flights[b.flight_id].departure, b.booking_id))
-    page, nxt = paginate(found, offset, limit)
-    return BookingList(bookings=[_view(state, b) for b in page], total=len(found), next_offset=nxt)
+    return BookingList.of(found, offset, limit, view=lambda b: _view(state, b))
 
 
 @tool(sensitive=("booking_id",))

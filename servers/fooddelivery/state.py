@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
 from prove.env.types import entity_id, entity_ids
-from prove.env.world import STREETS, days_before, email, iso, person, phone
+from prove.env.world import STREETS, days_before, email, person, phone, shift
 
 Cuisine = Literal["italian", "japanese", "indian", "mexican", "thai", "american", "mediterranean", "chinese"]
 Zone = Literal["downtown", "midtown", "old_town", "riverside", "harbor", "university", "northside", "west_end"]
@@ -193,11 +192,6 @@ def is_open(restaurant: Restaurant, now: str) -> bool:
         return False
     m, o, c = _minutes(now[11:16]), _minutes(restaurant.opens_at), _minutes(restaurant.closes_at)
     return o <= m < c if o < c else (m >= o or m < c)
-
-
-def shift(ts: str, minutes: float = 0.0, hours: float = 0.0) -> str:
-    """An ISO timestamp moved by some minutes and hours."""
-    return iso(datetime.fromisoformat(ts) + timedelta(minutes=minutes, hours=hours))
 
 
 def travel_minutes(restaurant: Restaurant, zone: str) -> int:

@@ -7,9 +7,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, entity_id
+from prove.env.world import shift
 from prove_servers.fooddelivery.state import (
     MAX_ADDRESSES,
     TIP_CAP_SHARE,
@@ -41,7 +42,6 @@ from prove_servers.fooddelivery.state import (
     Zone,
     is_open,
     promo_discount,
-    shift,
     travel_minutes,
     unit_price,
 )
@@ -209,8 +209,7 @@ def search_food_customers(
     q = query.strip().lower()
     found = [c for c in state.customers.values()
              if q in c.name.lower() or q in c.email.lower() or q in c.phone]
-    page, nxt = paginate(found, offset, limit)
-    return FoodCustomerList(customers=page, total=len(found), next_offset=nxt)
+    return FoodCustomerList.of(found, offset, limit)
 
 
 @tool(sensitive=("customer_id",))
@@ -219,8 +218,7 @@ def list_delivery_addresses(state: FoodState, customer_id: CustomerId, offset: O
     """List a customer's saved delivery addresses with their zones, a page at a time."""
     _customer(state, customer_id)
     found = [a for a in state.addresses.values() if a.customer_id == customer_id]
-    page, nxt = paginate(found, offset, limit)
-    return AddressList(customer_id=customer_id, addresses=page, total=len(found), next_offset=nxt)
+    return AddressList.of(found, offset, limit, customer_id=customer_id)
 
 
 @tool(write=True, sensitive=("customer_id", "street"))
@@ -276,8 +274,7 @@ def search_restaurants(
     keys = {"rating": lambda v: (-v.rating, v.name), "delivery_fee": lambda v: (v.delivery_fee, v.name),
             "name": lambda v: (v.name, v.restaurant_id)}
     found.sort(key=keys[sort])
-    page, nxt = paginate(found, offset, limit)
-    return RestaurantList(restaurants=page, total=len(found), next_offset=nxt)
+    return RestaurantList.of(found, offset, limit)
 
 
 @tool(sensitive=("restaurant_id",))
@@ -304,9 +301,8 @@ def get_restaurant_menu(
              if i.restaurant_id == restaurant_id and (category is None or i.category == category)
              and tags <= set(i.dietary_tags) and (i.available or not available_only)
              and (max_price is None or i.price <= max_price)]
-    page, nxt = paginate(found, offset, limit)
-    return MenuView(restaurant_id=r.restaurant_id, restaurant_name=r.name, open_now=is_open(r, state.now),
-                    items=page, total=len(found), next_offset=nxt)
+    return MenuView.of(found, offset, limit, restaurant_id=r.restaurant_id, restaurant_name=r.name,
+                       open_now=is_open(r, state.now))
 
 
 @tool(sensitive=("customer_id",))
@@ -484,8 +480,7 @@ def list_food_orders(
              if (customer_id is None or o.customer_id == customer_id)
              and (restaurant_id is None or o.restaurant_id == restaurant_id)
              and (status is None or o.status == status)]
-    page, nxt = paginate(found, offset, limit)
-    return FoodOrderList(orders=page, total=len(found), next_offset=nxt)
+    return FoodOrderList.of(found, offset, limit)
 
 
 @tool(sensitive=("order_id",))

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import lookup, paginate, require
+from prove.env.helpers import lookup, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_ids, parse_day
 from prove_servers.hotels.state import (
@@ -275,8 +275,7 @@ def search_hotels(
         require(city.strip().lower() in {c.lower() for c in cities},
                 f"no hotels in '{city}' (parameter 'city'); cities served: {', '.join(cities)}")
     found.sort(key=lambda s: (s.lowest_nightly_price, s.hotel_id))
-    page, nxt = paginate(found, offset, limit)
-    return HotelSearchResult(hotels=page, total=len(found), next_offset=nxt)
+    return HotelSearchResult.of(found, offset, limit)
 
 
 @tool(sensitive=("hotel_id",))
@@ -307,8 +306,7 @@ def list_hotel_room_types(
         for r in state.room_types.values()
         if r.hotel_id == hotel_id and (guests is None or r.capacity >= guests) and (bed is None or r.bed == bed)
     ]
-    page, nxt = paginate(rooms, offset, limit)
-    return RoomTypeList(hotel_id=hotel_id, room_types=page, total=len(rooms), next_offset=nxt)
+    return RoomTypeList.of(rooms, offset, limit, hotel_id=hotel_id)
 
 
 @tool(sensitive=("room_type_id",))
@@ -353,8 +351,7 @@ def list_guest_reservations(
          and (hotel_id is None or r.hotel_id == hotel_id)),
         key=lambda r: (r.check_in, r.reservation_id), reverse=True,
     )
-    page, nxt = paginate(found, offset, limit)
-    return ReservationList(reservations=page, total=len(found), next_offset=nxt)
+    return ReservationList.of(found, offset, limit)
 
 
 @tool(sensitive=("guest_id", "email"))
@@ -387,9 +384,8 @@ def list_hotel_reviews(
     found = sorted((r for r in state.reviews.values()
                     if r.hotel_id == hotel_id and (min_rating is None or r.rating >= min_rating)),
                    key=lambda r: (r.created_at, r.review_id), reverse=True)
-    page, nxt = paginate(found, offset, limit)
     avg, _ = _rating(state, hotel_id)
-    return ReviewList(hotel_id=hotel_id, reviews=page, total=len(found), average_rating=avg, next_offset=nxt)
+    return ReviewList.of(found, offset, limit, hotel_id=hotel_id, average_rating=avg)
 
 
 @tool(sensitive=("reservation_id",))

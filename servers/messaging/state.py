@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
 from prove.env.types import entity_id, entity_ids
-from prove.env.world import CITIES, COMPANIES, FIRST_NAMES, LAST_NAMES, days_before, iso, phone
+from prove.env.world import (
+    CITIES,
+    COMPANIES,
+    FIRST_NAMES,
+    LAST_NAMES,
+    days_before,
+    phone,
+    shift,
+)
 
 UserStatus = Literal["online", "away", "offline", "dnd"]
 ConversationKind = Literal["direct", "group"]
@@ -123,7 +130,6 @@ def initial_state(seed: int) -> ChatState:
     rng = random.Random(seed)
     now = "2026-03-18T14:30"
     state = ChatState(now=now)
-    now_dt = state.now_dt()
     usr_id, cnv_id, msg_id = Counter("USR"), Counter("CNV"), Counter("MSG")
     handles: set[str] = set()
     for _ in range(rng.randrange(26, 34)):
@@ -175,7 +181,7 @@ def initial_state(seed: int) -> ChatState:
     for cid, conv in state.conversations.items():
         stamps = [days_before(now, rng, 30, 1) for _ in range(rng.randrange(4, 16))]
         if rng.random() < 0.35:  # recent activity: still inside the edit window
-            stamps.append(iso(now_dt - timedelta(minutes=rng.randrange(1, EDIT_WINDOW_MINUTES - 2))))
+            stamps.append(shift(now, minutes=-rng.randrange(1, EDIT_WINDOW_MINUTES - 2)))
         drafts += [(ts, cid, rng.choice(conv.members)) for ts in stamps]
     drafts.sort()
     per_conv: dict[str, list[str]] = {}
@@ -192,7 +198,7 @@ def initial_state(seed: int) -> ChatState:
         if roll < 0.04:
             msg.text, msg.deleted = "", True
         elif roll < 0.12:
-            edited_at = iso(datetime.fromisoformat(ts) + timedelta(minutes=rng.randrange(1, 10)))
+            edited_at = shift(ts, minutes=rng.randrange(1, 10))
             msg.edited, msg.edited_at = True, min(edited_at, now)
         if not msg.deleted and rng.random() < 0.25:
             fans = rng.sample([m for m in members if m != sender], min(len(members) - 1, rng.randrange(1, 3)))

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -169,8 +169,7 @@ def search_chat_users(
         if (q in u.handle or q in u.display_name.lower() or q in u.phone)
         and (status is None or u.status == status)
     ]
-    page, nxt = paginate(found, offset, limit)
-    return UserList(users=page, total=len(found), next_offset=nxt)
+    return UserList.of(found, offset, limit)
 
 
 @tool(sensitive=("user_id",))
@@ -191,8 +190,7 @@ def list_chat_contacts(
     user = _user(state, user_id)
     cards = [_card(state.users[c]) for c in user.contacts
              if status is None or state.users[c].status == status]
-    page, nxt = paginate(cards, offset, limit)
-    return ContactList(user_id=user_id, contacts=page, total=len(cards), next_offset=nxt)
+    return ContactList.of(cards, offset, limit, user_id=user_id)
 
 
 @tool(sensitive=("user_id",))
@@ -234,8 +232,7 @@ def list_chat_conversations(
             muted=is_muted, last_message_at=msg.timestamp if msg else None, last_message_preview=preview,
         )))
     found = [summary for _, summary in sorted(rows, key=lambda r: r[0], reverse=True)]
-    page, nxt = paginate(found, offset, limit)
-    return ConversationList(conversations=page, total=len(found), next_offset=nxt)
+    return ConversationList.of(found, offset, limit)
 
 
 @tool(sensitive=("conversation_id",))
@@ -265,8 +262,7 @@ def list_chat_messages(
         and (start is None or m.timestamp >= start)
         and (sender_id is None or m.sender_id == sender_id)
     ])
-    page, nxt = paginate(found, offset, limit)
-    return MessageList(messages=page, total=len(found), next_offset=nxt)
+    return MessageList.of(found, offset, limit)
 
 
 @tool(sensitive=("user_id", "conversation_id", "sender_id"))
@@ -296,8 +292,7 @@ def search_chat_messages(
         and (conversation_id is None or m.conversation_id == conversation_id)
         and (sender_id is None or m.sender_id == sender_id)
     ])
-    page, nxt = paginate(found, offset, limit)
-    return MessageList(messages=page, total=len(found), next_offset=nxt)
+    return MessageList.of(found, offset, limit)
 
 
 @tool(sensitive=("message_id",))

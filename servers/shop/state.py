@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
 from prove.env.types import entity_id, entity_ids
-from prove.env.world import CITIES, STREETS, days_before, email, iso, money, person
+from prove.env.world import CITIES, STREETS, days_before, email, money, person, shift
 
 ProductCategory = Literal["electronics", "home", "kitchen", "books", "clothing", "sports", "toys", "beauty"]
 OrderStatus = Literal["pending", "paid", "shipped", "delivered", "cancelled", "returned"]
@@ -136,11 +135,6 @@ def shipping_fee(method: str, merchandise: float) -> float:
     if method == "standard" and merchandise >= FREE_STANDARD_SHIPPING_FROM:
         return 0.0
     return SHIPPING_FEES[method]
-
-
-def shift(ts: str, days: float = 0.0, hours: float = 0.0) -> str:
-    """An ISO timestamp moved by some days and hours."""
-    return iso(datetime.fromisoformat(ts) + timedelta(days=days, hours=hours))
 
 
 _CATALOG: dict[str, tuple[tuple[str, ...], tuple[tuple[str, float, float], ...]]] = {

@@ -7,9 +7,10 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id
+from prove.env.world import shift
 
 from .state import (
     RETURN_WINDOW_DAYS,
@@ -34,7 +35,6 @@ from .state import (
     ShopState,
     Sku,
     coupon_discount,
-    shift,
     shipping_fee,
 )
 
@@ -170,8 +170,7 @@ def search_products(
         found.sort(key=lambda p: -p.price)
     elif sort_by == "rating":
         found.sort(key=lambda p: -(p.rating or 0.0))
-    page, nxt = paginate(found, offset, limit)
-    return ProductList(products=page, total=len(found), next_offset=nxt)
+    return ProductList.of(found, offset, limit)
 
 
 @tool(sensitive=("sku",))
@@ -191,8 +190,7 @@ def list_product_reviews(
     """List a product's customer reviews, newest first, optionally only those with enough stars."""
     product = _product(state, sku)
     found = [r for r in reversed(state.reviews.values()) if r.sku == sku and r.rating >= min_rating]
-    page, nxt = paginate(found, offset, limit)
-    return ReviewList(sku=sku, average_rating=product.rating, reviews=page, total=len(found), next_offset=nxt)
+    return ReviewList.of(found, offset, limit, sku=sku, average_rating=product.rating)
 
 
 @tool()
@@ -209,8 +207,7 @@ def search_shop_customers(
         c for c in state.customers.values()
         if (q in c.name.lower() or q in c.email.lower()) and (city is None or c.city.lower() == city.strip().lower())
     ]
-    page, nxt = paginate(found, offset, limit)
-    return ShopCustomerList(customers=page, total=len(found), next_offset=nxt)
+    return ShopCustomerList.of(found, offset, limit)
 
 
 @tool(sensitive=("customer_id",))
@@ -366,8 +363,7 @@ def list_shop_orders(
         o for o in reversed(state.orders.values())
         if (customer_id is None or o.customer_id == customer_id) and (status is None or o.status == status)
     ]
-    page, nxt = paginate(found, offset, limit)
-    return OrderList(orders=page, total=len(found), next_offset=nxt)
+    return OrderList.of(found, offset, limit)
 
 
 @tool(sensitive=("order_id",))

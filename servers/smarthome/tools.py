@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import ToolError, tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -232,8 +232,7 @@ def list_homes(
         and (city is None or h.city.lower() == city.strip().lower())
         and (mode is None or h.mode == mode)
     ]
-    page, nxt = paginate(found, offset, limit)
-    return HomeList(homes=page, total=len(found), next_offset=nxt)
+    return HomeList.of(found, offset, limit)
 
 
 @tool(sensitive=("home_id",))
@@ -248,8 +247,7 @@ def list_home_rooms(state: SmartHomeState, home_id: HomeId, offset: Offset = 0,
         devs = [d for d in state.devices.values() if d.room_id == room.room_id]
         rooms.append(RoomInfo(room_id=room.room_id, name=room.name, floor=room.floor,
                               device_count=len(devs), offline_count=sum(not d.online for d in devs)))
-    page, nxt = paginate(rooms, offset, limit)
-    return RoomList(home_id=home_id, rooms=page, total=len(rooms), next_offset=nxt)
+    return RoomList.of(rooms, offset, limit, home_id=home_id)
 
 
 @tool(sensitive=("home_id", "room_id"))
@@ -282,8 +280,7 @@ def list_devices(
         and (update_available is None
              or (d.firmware != state.latest_firmware[d.model]) == update_available)
     ]
-    page, nxt = paginate(found, offset, limit)
-    return DeviceList(devices=page, total=len(found), next_offset=nxt)
+    return DeviceList.of(found, offset, limit)
 
 
 @tool(sensitive=("device_id",))
@@ -372,8 +369,7 @@ def list_scenes(state: SmartHomeState, home_id: HomeId, offset: Offset = 0,
     """List a home's scenes with the device settings each one applies, a page at a time."""
     _home(state, home_id)
     scenes = [s for s in state.scenes.values() if s.home_id == home_id]
-    page, nxt = paginate(scenes, offset, limit)
-    return SceneList(scenes=page, total=len(scenes), next_offset=nxt)
+    return SceneList.of(scenes, offset, limit)
 
 
 @tool(sensitive=("home_id",))
@@ -392,8 +388,7 @@ def list_automations(
         if a.home_id == home_id and (enabled is None or a.enabled == enabled)
         and (trigger is None or a.trigger == trigger)
     ]
-    page, nxt = paginate(found, offset, limit)
-    return AutomationList(automations=page, total=len(found), next_offset=nxt)
+    return AutomationList.of(found, offset, limit)
 
 
 @tool(write=True, sensitive=("device_id", "brightness", "color_temp"))

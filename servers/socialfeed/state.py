@@ -11,7 +11,7 @@ from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
 from prove.env.types import entity_id, entity_ids
-from prove.env.world import CITIES, FIRST_NAMES, LAST_NAMES, days_before, iso
+from prove.env.world import CITIES, FIRST_NAMES, LAST_NAMES, days_before, iso, shift
 
 MediaType = Literal["none", "image", "video", "link"]
 Visibility = Literal["public", "followers", "close_friends"]
@@ -280,9 +280,9 @@ def initial_state(seed: int) -> SocialState:
     for pid in ids:
         for fan in followers[pid][:3]:
             events.append((days_before(now, rng, 20), pid, "follow", fan, None, None))
-    cutoff = iso(now_dt - timedelta(days=10))
+    cutoff = shift(now, days=-10)
     recent = sorted((e for e in events if e[0] >= cutoff and e[1] != e[3]), key=lambda e: e[0])
-    read_before = iso(now_dt - timedelta(days=2))
+    read_before = shift(now, days=-2)
     for at, recipient, kind, actor, post_id, comment_id in recent:
         nid = ntf_id()
         state.notifications[nid] = Notification(

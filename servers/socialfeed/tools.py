@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.socialfeed.state import (
@@ -239,9 +239,8 @@ def _view(state: SocialState, post: Post, viewer: Profile | None, stats: _Stats 
 
 def _page(state: SocialState, posts: list[Post], viewer: Profile | None, offset: int, limit: int) -> PostList:
     newest = sorted(posts, key=lambda p: (p.created_at, p.post_id), reverse=True)
-    page, nxt = paginate(newest, offset, limit)
     stats = _Stats(state)
-    return PostList(posts=[_view(state, p, viewer, stats) for p in page], total=len(newest), next_offset=nxt)
+    return PostList.of(newest, offset, limit, view=lambda p: _view(state, p, viewer, stats))
 
 
 def _followers(state: SocialState, profile_id: str) -> list[str]:
@@ -289,8 +288,7 @@ def search_social_profiles(
         if (q in p.handle.lower() or q in p.display_name.lower())
         and (city is None or p.city.lower() == city.strip().lower()) and (p.verified or not verified_only)
     ]
-    page, nxt = paginate(found, offset, limit)
-    return ProfileList(profiles=[_card(state, p) for p in page], total=len(found), next_offset=nxt)
+    return ProfileList.of(found, offset, limit, view=lambda p: _card(state, p))
 
 
 @tool(sensitive=("profile_id", "viewer_profile_id"))
@@ -396,9 +394,8 @@ def list_post_comments(
                 walk(c.comment_id)
 
     walk(None)
-    page, nxt = paginate(ordered, offset, limit)
-    return CommentList(post_id=post_id, comments=[_comment_view(state, c) for c in page],
-                       total=len(ordered), next_offset=nxt)
+    return CommentList.of(ordered, offset, limit, view=lambda c: _comment_view(state, c),
+                          post_id=post_id)
 
 
 @tool(sensitive=("viewer_profile_id",))
@@ -437,13 +434,10 @@ def list_social_notifications(
     _profile(state, profile_id, "profile_id")
     mine = [n for n in state.notifications.values() if n.profile_id == profile_id]
     found = [n for n in reversed(mine) if (not unread_only or not n.read) and (kind is None or n.kind == kind)]
-    page, nxt = paginate(found, offset, limit)
-    views = [NotificationView(
+    return NotificationList.of(found, offset, limit, view=lambda n: NotificationView(
         notification_id=n.notification_id, kind=n.kind, actor_id=n.actor_id,
         actor_handle=state.profiles[n.actor_id].handle, post_id=n.post_id, comment_id=n.comment_id,
-        created_at=n.created_at, read=n.read) for n in page]
-    return NotificationList(profile_id=profile_id, notifications=views, total=len(found),
-                            unread_count=sum(not n.read for n in mine), next_offset=nxt)
+        created_at=n.created_at, read=n.read), profile_id=profile_id, unread_count=sum(not n.read for n in mine))
 
 
 @tool(write=True, sensitive=("profile_id",))

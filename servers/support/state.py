@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Literal
 
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
 from prove.env.types import entity_id
-from prove.env.world import days_before, email, iso, person, phone
+from prove.env.world import days_before, email, person, phone, shift
 
 TicketCategory = Literal["billing", "shipping", "product_defect", "account", "other"]
 TicketPriority = Literal["low", "normal", "high", "urgent"]
@@ -141,11 +141,6 @@ class SupportState(ServerState):
     macros: dict[str, CannedReply] = Field(default_factory=dict)
 
 
-def shift(ts: str, days: float = 0.0, hours: float = 0.0) -> str:
-    """An ISO timestamp (or date) moved by some days and hours, at minute precision."""
-    return iso(datetime.fromisoformat(ts) + timedelta(days=days, hours=hours))
-
-
 def sla_due(start: str, priority: str) -> str:
     return shift(start, hours=SLA_HOURS[priority])
 
@@ -230,7 +225,7 @@ def initial_state(seed: int) -> SupportState:
                  for sku, name, price in rng.sample(_PRODUCTS, rng.randrange(1, 4))]
         age = (datetime.fromisoformat(now) - datetime.fromisoformat(placed)).days
         status = "delivered" if age > 6 else rng.choice(["processing", "shipped", "delivered"])
-        delivered = shift(placed, days=rng.randrange(2, 6))[:10] if status == "delivered" else None
+        delivered = shift(placed, days=rng.randrange(2, 6)) if status == "delivered" else None
         if delivered and delivered > now[:10]:
             delivered = now[:10]
         oid = ord_id()
@@ -301,7 +296,7 @@ def initial_state(seed: int) -> SupportState:
         status = rng.choice(["requested", "approved", "received", "refunded", "rejected"])
         qty = rng.randrange(1, line.quantity + 1)
         assert order.delivered_on is not None
-        at = shift(order.delivered_on, days=rng.randrange(1, 10), hours=9)
+        at = shift(f"{order.delivered_on}T09:00", days=rng.randrange(1, 10))
         at = min(at, shift(now, hours=-2))
         rid = rma_id()
         rma = ReturnAuthorization(rma_id=rid, order_id=order.order_id, customer_id=order.customer_id, sku=line.sku,

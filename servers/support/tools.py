@@ -6,9 +6,10 @@ from typing import Annotated
 
 from pydantic import Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, entity_id
+from prove.env.world import shift
 from prove_servers.support.state import (
     ACTIVE,
     PRIORITIES,
@@ -36,7 +37,6 @@ from prove_servers.support.state import (
     TicketPriority,
     TicketSort,
     TicketStatus,
-    shift,
     sla_due,
 )
 
@@ -114,7 +114,7 @@ def _summary(state: SupportState, t: Ticket) -> TicketSummary:
 
 
 def _order_view(state: SupportState, o: RetailOrder) -> OrderForSupport:
-    ends = shift(o.delivered_on, days=RETURN_WINDOW_DAYS)[:10] if o.delivered_on else None
+    ends = shift(o.delivered_on, days=RETURN_WINDOW_DAYS) if o.delivered_on else None
     return OrderForSupport(**o.model_dump(), return_window_ends=ends,
                            returnable_now=ends is not None and state.now[:10] <= ends)
 
@@ -166,8 +166,7 @@ def search_support_customers(
     """Find retail customers by name, email or phone to open or look up their support cases."""
     q = query.strip().lower()
     found = [c for c in state.customers.values() if q in c.name.lower() or q in c.email.lower() or q in c.phone]
-    page, nxt = paginate(found, offset, limit)
-    return SupportCustomerList(customers=page, total=len(found), next_offset=nxt)
+    return SupportCustomerList.of(found, offset, limit)
 
 
 @tool(sensitive=("customer_id",))
@@ -182,8 +181,7 @@ def list_support_customer_orders(
     _customer(state, customer_id)
     views = [_order_view(state, o) for o in reversed(state.orders.values()) if o.customer_id == customer_id]
     found = [v for v in views if v.returnable_now or not returnable_only]
-    page, nxt = paginate(found, offset, limit)
-    return OrderForSupportList(customer_id=customer_id, orders=page, total=len(found), next_offset=nxt)
+    return OrderForSupportList.of(found, offset, limit, customer_id=customer_id)
 
 
 @tool(sensitive=("customer_id", "assignee_id"))
@@ -218,8 +216,7 @@ def search_support_tickets(
             "newest": lambda t: (t.created_at, t.ticket_id),
             "priority": lambda t: (-PRIORITIES.index(t.priority), t.sla_due_at)}
     found.sort(key=keys[sort], reverse=sort == "newest")
-    page, nxt = paginate(found, offset, limit)
-    return TicketList(tickets=page, total=len(found), next_offset=nxt)
+    return TicketList.of(found, offset, limit)
 
 
 @tool(sensitive=("ticket_id",))
@@ -406,8 +403,7 @@ def list_support_agents(
                        capacity_left=max(a.max_open_tickets - n, 0)) for a in state.agents.values()]
     found = [v for v in views if (team is None or v.team == team) and (skill is None or skill in v.skills)
              and (v.on_shift or not on_shift_only) and (v.capacity_left > 0 or not with_capacity_only)]
-    page, nxt = paginate(found, offset, limit)
-    return AgentList(agents=page, total=len(found), next_offset=nxt)
+    return AgentList.of(found, offset, limit)
 
 
 @tool()
@@ -419,8 +415,7 @@ def list_canned_replies(
 ) -> CannedReplyList:
     """List the knowledge-base canned replies (macros) agents can send with reply_to_support_ticket, a page at a time."""
     found = [m for m in state.macros.values() if category is None or m.category in (category, "general")]
-    page, nxt = paginate(found, offset, limit)
-    return CannedReplyList(replies=page, total=len(found), next_offset=nxt)
+    return CannedReplyList.of(found, offset, limit)
 
 
 @tool(write=True, sensitive=("order_id", "sku", "quantity", "ticket_id"))
@@ -438,7 +433,7 @@ def request_product_return(
     require(order.delivered_on is not None, f"order '{order_id}' is {order.status} and not delivered yet; "
             "returns open after delivery")
     assert order.delivered_on is not None
-    ends = shift(order.delivered_on, days=RETURN_WINDOW_DAYS)[:10]
+    ends = shift(order.delivered_on, days=RETURN_WINDOW_DAYS)
     require(state.now[:10] <= ends, f"the return window of order '{order_id}' closed on {ends} "
             f"({RETURN_WINDOW_DAYS} days after delivery on {order.delivered_on})")
     left = line.quantity - line.returned_quantity

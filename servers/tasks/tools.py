@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import lookup, paginate, require
+from prove.env.helpers import lookup, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.tasks.state import (
@@ -272,8 +272,7 @@ def list_task_projects(
         if (workspace_id is None or p.workspace_id == workspace_id) and (status is None or p.status == status)
         and (member_id is None or member_id in p.members) and q in p.name.lower()
     ]
-    page, nxt = paginate(found, offset, limit)
-    return ProjectList(projects=page, total=len(found), next_offset=nxt)
+    return ProjectList.of(found, offset, limit)
 
 
 @tool(sensitive=("project_id",))
@@ -289,8 +288,7 @@ def list_project_members(state: TaskState, project_id: ProjectId, offset: Offset
     p = _project(state, project_id)
     rows = [MemberInfo(user_id=u, name=state.users[u].name, email=state.users[u].email, title=state.users[u].title,
                        role=r) for u, r in p.members.items()]
-    page, nxt = paginate(rows, offset, limit)
-    return MemberList(project_id=project_id, members=page, total=len(rows), next_offset=nxt)
+    return MemberList.of(rows, offset, limit, project_id=project_id)
 
 
 @tool(sensitive=("project_id", "assignee_id", "milestone_id"))
@@ -323,8 +321,7 @@ def list_tasks(
         and (before is None or (t.due_date is not None and t.due_date <= before))
     ]
     found.sort(key=lambda t: (t.due_date or "9999", _PRIORITY_RANK[t.priority], t.task_id))
-    page, nxt = paginate(found, offset, limit)
-    return TaskList(tasks=[_summary(state, t) for t in page], total=len(found), next_offset=nxt)
+    return TaskList.of(found, offset, limit, view=lambda t: _summary(state, t))
 
 
 @tool(sensitive=("task_id",))
@@ -350,8 +347,7 @@ def list_milestones(
             rows.append(MilestoneInfo(**m.model_dump(), tasks_total=len(tasks),
                                       tasks_done=sum(t.status == "done" for t in tasks)))
     rows.sort(key=lambda m: m.due_date)
-    page, nxt = paginate(rows, offset, limit)
-    return MilestoneList(project_id=project_id, milestones=page, total=len(rows), next_offset=nxt)
+    return MilestoneList.of(rows, offset, limit, project_id=project_id)
 
 
 @tool(sensitive=("project_id", "user_id"))

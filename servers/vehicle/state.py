@@ -10,7 +10,7 @@ from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
 from prove.env.types import entity_id
-from prove.env.world import days_before, email, iso, person, phone
+from prove.env.world import days_before, email, iso, person, phone, shift
 
 Permission = Literal["owner", "driver", "guest"]
 SharePermission = Literal["driver", "guest"]
@@ -270,7 +270,7 @@ def initial_state(seed: int) -> VehicleState:
                 recommended_tire_bar=bar, tires_measured_at=days_before(now, rng, 3),
                 software_version=f"2026.{major}.{minor}", update_status=update,
                 update_version=None if update == "up_to_date" else f"2026.{major + 1}.1",
-                update_finishes_at=iso(now_dt + timedelta(minutes=rng.randrange(15, 50))) if update == "installing" else None,
+                update_finishes_at=shift(now, minutes=rng.randrange(15, 50)) if update == "installing" else None,
                 connectivity=conn, last_seen=now if conn == "online" else days_before(now, rng, 5 if conn == "offline" else 1),
                 valet_mode=valet, valet_pin=f"{rng.randrange(10000):04d}" if valet else None, access=grants,
             )
@@ -298,7 +298,7 @@ def initial_state(seed: int) -> VehicleState:
                     sid = chg_id()
                     state.charging_sessions[sid] = ChargingSession(
                         session_id=sid, vehicle_id=vid, status="completed", charger_type=kind, city=city,
-                        started_at=start, ended_at=iso(datetime.fromisoformat(start) + timedelta(hours=hours)),
+                        started_at=start, ended_at=shift(start, hours=hours),
                         start_pct=lo, end_pct=hi, energy_kwh=kwh, cost_eur=round(kwh * COST_PER_KWH[kind], 2),
                     )
                 if charging and veh.charger_type is not None:

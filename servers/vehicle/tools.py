@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -284,8 +284,7 @@ def list_my_vehicles(
                 vehicle_id=veh.vehicle_id, nickname=veh.nickname, model=veh.model, vin=veh.vin, ev=veh.ev,
                 your_permission=grant.permission, connectivity=veh.connectivity, battery_pct=veh.battery_pct,
                 fuel_pct=veh.fuel_pct, range_km=veh.range_km, city=veh.city, locked=veh.locked))
-    page, nxt = paginate(found, offset, limit)
-    return VehicleList(user_id=user_id, vehicles=page, total=len(found), next_offset=nxt)
+    return VehicleList.of(found, offset, limit, user_id=user_id)
 
 
 @tool(sensitive=("vehicle_id", "user_id"))
@@ -329,9 +328,8 @@ def list_vehicle_trips(
     found = [t for t in reversed(state.trips.values()) if t.vehicle_id == vehicle_id and t.started_at[:10] >= since_day
              and (driver_id is None or t.driver_id == driver_id)
              and (min_distance_km is None or t.distance_km >= min_distance_km)]
-    page, nxt = paginate(found, offset, limit)
-    return TripList(vehicle_id=vehicle_id, trips=page, total=len(found), next_offset=nxt,
-                    total_distance_km=round(sum(t.distance_km for t in found), 1))
+    return TripList.of(found, offset, limit, vehicle_id=vehicle_id,
+                       total_distance_km=round(sum(t.distance_km for t in found), 1))
 
 
 @tool(sensitive=("vehicle_id", "user_id"))
@@ -352,10 +350,9 @@ def list_vehicle_charging_sessions(
     found = [s for s in sorted(state.charging_sessions.values(), key=lambda s: s.started_at, reverse=True)
              if s.vehicle_id == vehicle_id and s.started_at[:10] >= since_day
              and (charger_type is None or s.charger_type == charger_type)]
-    page, nxt = paginate(found, offset, limit)
-    return SessionList(vehicle_id=vehicle_id, sessions=page, total=len(found), next_offset=nxt,
-                       total_energy_kwh=round(sum(s.energy_kwh for s in found), 1),
-                       total_cost_eur=round(sum(s.cost_eur for s in found), 2))
+    return SessionList.of(found, offset, limit, vehicle_id=vehicle_id,
+                          total_energy_kwh=round(sum(s.energy_kwh for s in found), 1),
+                          total_cost_eur=round(sum(s.cost_eur for s in found), 2))
 
 
 @tool(sensitive=("vehicle_id", "user_id"))
@@ -373,8 +370,7 @@ def list_vehicle_alerts(
     found = [a for a in sorted(state.alerts.values(), key=lambda a: a.created_at, reverse=True)
              if a.vehicle_id == vehicle_id and (include_resolved or not a.resolved)
              and (severity is None or a.severity == severity)]
-    page, nxt = paginate(found, offset, limit)
-    return AlertList(vehicle_id=vehicle_id, alerts=page, total=len(found), next_offset=nxt)
+    return AlertList.of(found, offset, limit, vehicle_id=vehicle_id)
 
 
 def _free_slots(state: VehicleState, center_ids: list[str], first: date, days: int) -> list[ServiceSlot]:
@@ -412,8 +408,7 @@ def find_vehicle_service_slots(
     centers = [c.center_id for c in state.service_centers.values()
                if c.city == match and (service_type is None or service_type in c.services)]
     slots = _free_slots(state, centers, first, days)
-    page, nxt = paginate(slots, offset, limit)
-    return SlotList(city=match or city, slots=page, total=len(slots), next_offset=nxt)
+    return SlotList.of(slots, offset, limit, city=match or city)
 
 
 @tool(write=True, sensitive=("vehicle_id", "user_id"))

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, paginate, require
+from prove.env.helpers import known, lookup, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id
 from prove_servers.wiki.state import (
@@ -186,8 +186,7 @@ def list_wiki_spaces(
     found = [s for s in state.spaces.values()
              if (visibility is None or s.visibility == visibility)
              and (member_id is None or member_id in s.member_ids)]
-    page, nxt = paginate(found, offset, limit)
-    return SpaceList(spaces=page, total=len(found), next_offset=nxt)
+    return SpaceList.of(found, offset, limit)
 
 
 @tool(sensitive=("space_key",))
@@ -215,8 +214,7 @@ def find_wiki_users(
     q = query.strip().lower()
     found = [u for u in state.users.values()
              if (q in u.name.lower() or q in u.email.lower()) and (members is None or u.user_id in members)]
-    page, nxt = paginate(found, offset, limit)
-    return UserList(users=page, total=len(found), next_offset=nxt)
+    return UserList.of(found, offset, limit)
 
 
 @tool(sensitive=("space_key", "author_id"))
@@ -252,8 +250,7 @@ def search_wiki_pages(
         found.sort(key=lambda p: (-p.view_count, p.page_id))
     else:
         found.sort(key=lambda p: (p.updated_at, p.page_id), reverse=True)
-    page, nxt = paginate(found, offset, limit)
-    return PageList(pages=[_summary(p) for p in page], total=len(found), next_offset=nxt)
+    return PageList.of(found, offset, limit, view=_summary)
 
 
 @tool(sensitive=("page_id",))
@@ -285,8 +282,7 @@ def list_page_children(
     _page(state, page_id)
     pages = _descendants(state, page_id) if include_descendants else _children(state, page_id)
     found = [p for p in pages if status is None or p.status == status]
-    items, nxt = paginate(found, offset, limit)
-    return PageList(pages=[_summary(p) for p in items], total=len(found), next_offset=nxt)
+    return PageList.of(found, offset, limit, view=_summary)
 
 
 @tool(sensitive=("page_id",))
@@ -295,9 +291,7 @@ def list_page_revisions(state: WikiState, page_id: PageId, offset: Offset = 0,
     """List a page's revisions, newest first, with their number, author, summary and content."""
     page = _page(state, page_id)
     found = sorted((r for r in state.revisions.values() if r.page_id == page_id), key=lambda r: -r.number)
-    items, nxt = paginate(found, offset, limit)
-    return RevisionList(page_id=page_id, current_version=page.version, revisions=items,
-                        total=len(found), next_offset=nxt)
+    return RevisionList.of(found, offset, limit, page_id=page_id, current_version=page.version)
 
 
 @tool(sensitive=("page_id",))
@@ -306,8 +300,7 @@ def list_page_comments(state: WikiState, page_id: PageId, offset: Offset = 0,
     """List the comments on a page, oldest first."""
     _page(state, page_id)
     found = [c for c in state.comments.values() if c.page_id == page_id]
-    items, nxt = paginate(found, offset, limit)
-    return CommentList(page_id=page_id, comments=items, total=len(found), next_offset=nxt)
+    return CommentList.of(found, offset, limit, page_id=page_id)
 
 
 def _check_tags(tags: list[str], param: str) -> list[str]:

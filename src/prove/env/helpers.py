@@ -1,13 +1,13 @@
-"""Helpers for tool bodies: lookups that fail helpfully, preconditions, and pagination."""
+"""Helpers for tool bodies: lookups that fail helpfully and preconditions (pages: `Page.of`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from prove.env.types import MAX_PAGE
+from prove.env.types import paginate
 
 __all__ = ["lookup", "require", "paginate", "known"]
 
@@ -40,11 +40,3 @@ def require(condition: bool, message: str) -> None:
     if not condition:
         raise ToolError(message)
 
-
-def paginate(items: Sequence[T], offset: int, limit: int) -> tuple[list[T], int | None]:
-    """Slice a page; return it with the next offset (None on the last page)."""
-    require(offset >= 0, f"offset must be >= 0, got {offset}")
-    require(1 <= limit <= MAX_PAGE, f"limit must be between 1 and {MAX_PAGE}, got {limit}")
-    page = list(items[offset : offset + limit])
-    nxt = offset + limit
-    return page, (nxt if nxt < len(items) else None)

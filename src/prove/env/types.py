@@ -16,18 +16,18 @@ tool takes `offset`/`limit` and returns a `Page` (`total`, `next_offset`). Model
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar, get_origin
 
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 __all__ = [
     "ENTITY", "entity_id", "entity_ids", "day", "moment", "parse_day", "parse_moment",
-    "Page", "Offset", "Limit", "MAX_PAGE", "DEFAULT_LIMIT", "declared_entity", "declared_format",
-    "entity_values", "state_schema",
+    "Page", "paginate", "Offset", "Limit", "MAX_PAGE", "DEFAULT_LIMIT",
+    "declared_entity", "declared_format", "entity_values", "state_schema",
     "model_facing", "MONEY", "money_amount",
 ]
 
@@ -107,11 +107,60 @@ def parse_moment(value: str, param: str) -> datetime:
     return parsed
 
 
+T = TypeVar("T")
+P = TypeVar("P", bound="Page")
+
+
+def paginate(items: Sequence[T], offset: int, limit: int) -> tuple[list[T], int | None]:
+    """Slice a page; return it with the next offset (None on the last page).
+
+    Tools build their result with `Page.of`, which calls this; an offset below 0 or a limit
+    outside 1..MAX_PAGE is a ToolError (the schema refuses both before a tool runs).
+    """
+    if offset < 0:
+        raise ToolError(f"offset must be >= 0, got {offset}")
+    if not 1 <= limit <= MAX_PAGE:
+        raise ToolError(f"limit must be between 1 and {MAX_PAGE}, got {limit}")
+    page = list(items[offset : offset + limit])
+    nxt = offset + limit
+    return page, (nxt if nxt < len(items) else None)
+
+
 class Page(BaseModel):
-    """What every list/search result carries besides its items (`prove.env.helpers.paginate`)."""
+    """What every list/search result carries besides its items: built by `Page.of`.
+
+        class CustomerList(Page):
+            customers: list[Customer]
+
+        return CustomerList.of(found, offset, limit)        # customers, total, next_offset
+        return BranchList.of(found, offset, limit, view=_info, repo=repo)  # items viewed, extras
+    """
 
     total: int = Field(description="How many results match in all, across pages.")
     next_offset: int | None = Field(description="Offset of the next page; null on the last page.")
+
+    @classmethod
+    def of(cls: type[P], found: Sequence[Any], offset: int, limit: int, *,
+           view: Callable[[Any], Any] | None = None, **fields: Any) -> P:
+        """The page of `found` at `offset`/`limit` (`paginate`), with `total=len(found)` and
+        `next_offset`. The page goes into the subclass's one list field not given in `fields`,
+        each item through `view` when given (only the page's items are viewed); `fields` fills
+        the subclass's other fields."""
+        name = cls.items_field(fields)
+        page, nxt = paginate(found, offset, limit)
+        items = page if view is None else [view(item) for item in page]
+        return cls(**{name: items}, total=len(found), next_offset=nxt, **fields)
+
+    @classmethod
+    def items_field(cls, given: Collection[str] = ()) -> str:
+        """The name of the one `list[...]` field not in `given`; TypeError if none or several."""
+        names = [n for n, info in cls.model_fields.items()
+                 if get_origin(info.annotation) is list and n not in given]
+        if len(names) != 1:
+            found = f"several ({', '.join(names)})" if names else "none"
+            raise TypeError(f"{cls.__name__}.of fills the one list field not passed by keyword; "
+                            f"{cls.__name__} has {found}")
+        return names[0]
 
 
 def declared_entity(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> str | None:

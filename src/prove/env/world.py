@@ -6,11 +6,11 @@ Every helper takes the builder's own `random.Random`; nothing here touches globa
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 __all__ = [
     "FIRST_NAMES", "LAST_NAMES", "CITIES", "COMPANIES", "STREETS",
-    "person", "email", "phone", "money", "iso", "days_before", "slug",
+    "person", "email", "phone", "money", "iso", "shift", "days_before", "slug",
 ]
 
 FIRST_NAMES = (
@@ -65,6 +65,23 @@ def money(rng: random.Random, low: float, high: float) -> float:
 
 def iso(dt: datetime) -> str:
     return dt.isoformat(timespec="minutes")
+
+
+def shift(when: str, days: float = 0, hours: float = 0, minutes: float = 0) -> str:
+    """`when` moved by `days`, `hours` and `minutes` (negative moves back), in `when`'s own format.
+
+    A date (YYYY-MM-DD) stays a date and moves by whole days only (ValueError otherwise: give it
+    a time, f"{day}T09:00"); a time YYYY-MM-DDTHH:MM stays at minutes (a fraction of a minute is
+    dropped, as `iso` does), one with seconds keeps them.
+    """
+    delta = timedelta(days=days, hours=hours, minutes=minutes)
+    if len(when) == 10:
+        if delta % timedelta(days=1):
+            raise ValueError(f"a date moves by whole days only; got {delta} for '{when}' "
+                             f"(give it a time, e.g. '{when}T09:00')")
+        return (date.fromisoformat(when) + delta).isoformat()
+    moved = datetime.fromisoformat(when) + delta
+    return moved.isoformat(timespec="minutes" if len(when) == 16 else "seconds")
 
 
 def days_before(now: str, rng: random.Random, max_days: int, min_days: int = 0) -> str:
