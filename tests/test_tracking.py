@@ -125,3 +125,23 @@ def test_training_run_and_its_evaluation_read_back_by_wandb(tmp_path: Path, offl
 def test_a_run_without_identity_says_what_to_run(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="prove train"):
         log_eval_summary(tmp_path, {"heldout/heldout_reward": 0.1})
+
+
+def test_a_chain_model_is_logged_into_its_own_training_run(tmp_path: Path, offline: None,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``evaluate_chain``'s hook finds the run by label (``prove.eval.chain``) and hands it to
+    tracking, which gives an unlaunched run its identity first (wandb itself: the test above)."""
+    import prove.tracking as tracking
+    from prove.eval.chain import log_chain_eval
+
+    resumed: list[tuple[Path, str, dict]] = []
+    monkeypatch.setattr(tracking, "_resume", lambda d, ident, s: resumed.append((d, ident["name"], dict(s))))
+    cfg = load_train_config("smollm2-135m")
+    assert log_chain_eval(cfg, "base", {"heldout_reward": 0.9}, None, tmp_path, tmp_path / "ck") is None
+    flat = log_chain_eval(cfg, "grpo_no_validity", {"heldout_reward": 0.25},
+                          {"bfcl": {"overall": 0.5}}, tmp_path, tmp_path / "ck")
+    run_dir = RunPaths.for_run(cfg, cfg.variant("no_validity"), tmp_path, tmp_path / "ck").run_dir
+    assert flat is not None and flat["heldout/heldout_reward"] == 0.25 and flat["bfcl/overall"] == 0.5
+    assert json.loads((run_dir / "run.json").read_text())["name"] == "smollm2-135m-no_validity"
+    assert json.loads((run_dir / "summary.json").read_text())["heldout/heldout_reward"] == 0.25
+    assert resumed == [(run_dir, "smollm2-135m-no_validity", flat)]

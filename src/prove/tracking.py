@@ -35,8 +35,9 @@ from typing import Any
 
 __all__ = [
     "EXPERIMENTS", "IDENTITY_FILE", "SUMMARY_FILE", "experiment_group", "run_identity", "wandb_env",
-    "write_identity", "read_identity", "summary_metrics", "log_eval_summary", "log_chain_eval", "push_identity",
-    "offline_segments", "read_offline_run", "read_run", "list_runs", "runs_table", "runs_comparison_figure", "main",
+    "write_identity", "read_identity", "summary_metrics", "log_eval_summary", "log_run_eval", "push_identity",
+    "offline_segments", "read_offline_run", "read_run", "list_runs", "load_metrics", "runs_table",
+    "runs_comparison_figure", "main",
 ]
 
 EXPERIMENTS = ("paper", "laptop", "smoke")
@@ -208,19 +209,13 @@ def push_identity(run_dir: str | Path) -> None:
     _resume(Path(run_dir), read_identity(run_dir), {})
 
 
-def log_chain_eval(cfg: Any, label: str, heldout: Mapping[str, Any] | None = None,
-                   benchmark: Mapping[str, Any] | None = None, results_dir: str | Path = "results",
-                   checkpoints_dir: str | Path = "checkpoints") -> dict[str, Any] | None:
-    """``evaluate_chain``'s hook: one model's held-out summary and benchmark results into its
-    training run (label ``sft`` or ``grpo_<variant>``). ``base`` has no training run and is skipped
-    (its numbers are in the evaluation tables). A run without ``run.json`` gets the identity its
-    training would have had, so the summary still lands in the run with the deterministic id."""
-    if label == "base":
-        return None
-    from prove.train.launch import RunPaths
-
-    variant = cfg.variant("sft" if label == "sft" else label.removeprefix("grpo_"))
-    run_dir = RunPaths.for_run(cfg, variant, results_dir, checkpoints_dir).run_dir
+def log_run_eval(run_dir: str | Path, cfg: Any, variant: Any, heldout: Mapping[str, Any] | None = None,
+                 benchmark: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """One trained model's held-out summary and benchmark results (``evaluate_model``'s result:
+    ``bfcl``, ``tau2``, ``teval``) into its training run at ``run_dir`` (``prove.eval.chain`` finds
+    it). A run without ``run.json`` gets the identity its training would have had (``cfg``,
+    ``variant``), so the summary still lands in the run with the deterministic id."""
+    run_dir = Path(run_dir)
     if not (run_dir / IDENTITY_FILE).is_file():
         write_identity(run_dir, run_identity(cfg, variant))
     result = dict(benchmark or {})
@@ -263,6 +258,20 @@ def read_run(run_dir: str | Path) -> dict[str, Any]:
                 merged[key] = record[key]
         merged["tags"] = list(dict.fromkeys([*merged["tags"], *(record.get("tags") or [])]))
     return merged
+
+
+def load_metrics(path: str | Path) -> Any:
+    """A run's ``metrics.jsonl`` (VERL's file logger: ``{"step", "data": {...}}`` per line) as a
+    pandas DataFrame, one row per step (the last value logged for it)."""
+    import pandas as pd
+
+    rows = []
+    with Path(path).open() as fh:
+        for line in fh:
+            if line.strip():
+                record = json.loads(line)
+                rows.append({"step": record["step"], **record["data"]})
+    return pd.DataFrame(rows).groupby("step").last().reset_index() if rows else pd.DataFrame()
 
 
 def _last_metrics(path: Path) -> dict[str, Any]:
@@ -326,8 +335,6 @@ def runs_comparison_figure(runs: Iterable[Mapping[str, Any]]) -> Any:
     the held-out evaluation of each run (share of turns / mean reward, 0..1) where it ran."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
-
-    from prove.train.report import load_metrics
 
     runs = list(runs)
     if not runs:

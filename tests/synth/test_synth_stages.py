@@ -1,37 +1,37 @@
 """Synthesis runs in stages that only look backwards: no module of prove.synth imports a later stage
-of the project (training, reward, evaluation) or a later stage of synthesis, and none imports a
-cycle; the state machine knows teachers only through the `Teacher` protocol.
+of the project (training, reward, evaluation) or a later stage of synthesis; the state machine knows
+teachers only through the `Teacher` protocol.
 
-Imports are read from the source (ast), function-level ones included: an import deferred into a
-function still makes the module depend on the other at run time.
+Imports are read from the source by the shared walker (tests/import_graph.py), function-level ones
+included: an import deferred into a function still makes the module depend on the other at run
+time. Cycles anywhere in the package, synthesis included, are tests/test_layers.py's.
 """
 
 from __future__ import annotations
 
-import ast
 import inspect
 import typing
-from pathlib import Path
 
 import pytest
+from import_graph import module_imports
 
-import prove.synth
 from prove.synth.machine import Teacher, run_conversation
 from prove.synth.openai_teacher import OpenAITeacher
 from prove.synth.programmatic import ProgrammaticTeacher
 
-SYNTH = Path(prove.synth.__file__).parent
+PACKAGE = "prove.synth"
+GRAPH = {m: deps for m, deps in module_imports().items() if m.startswith(PACKAGE + ".")}
 
 LATER_STAGES = ("prove.train", "prove.reward", "prove.eval")
 """What synthesis feeds: it may share neutral modules with them (prove.rows, prove.calls), never
-import them."""
+import them (stricter than tests/test_layers.py, where reward sits below synthesis)."""
 
 STAGES: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundations", frozenset({"records", "evidence", "phrasing", "sampling", "intents"})),
     ("generate", frozenset({"machine", "planner", "programmatic", "openai_teacher", "perturb"})),
     ("validate", frozenset({"validate", "quality"})),
     ("export", frozenset({"export"})),
-    ("drive", frozenset({"pipeline", "cli", "plots", "teachers"})),
+    ("drive", frozenset({"feasibility", "pipeline", "cli", "plots", "teachers"})),
 )
 """Every module of prove.synth (the package's __init__ aside), in stage order: a module imports
 only from its own stage or earlier ones. A new module takes its place here."""
@@ -40,35 +40,23 @@ TEACHERS = frozenset({"programmatic", "planner", "openai_teacher"})
 
 
 def _modules() -> list[str]:
-    return sorted(p.stem for p in SYNTH.glob("*.py") if p.stem != "__init__")
+    return sorted(m.removeprefix(PACKAGE + ".") for m in GRAPH)
 
 
 def _imports(name: str) -> set[str]:
-    """Absolute names of every module `prove/synth/<name>.py` imports, anywhere in the file."""
-    tree = ast.parse((SYNTH / f"{name}.py").read_text(), filename=f"{name}.py")
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = ["prove", "synth"][: 3 - node.level] if node.level <= 2 else []
-                base = ".".join(parts + ([base] if base else []))
-            out.add(base)
-            for alias in node.names:  # `from prove.synth import phrasing` imports a module
-                if (SYNTH / f"{alias.name}.py").exists() and base == "prove.synth":
-                    out.add(f"prove.synth.{alias.name}")
-    return out
+    """The modules of `prove` that `prove/synth/<name>.py` imports, anywhere in the file."""
+    return GRAPH[f"{PACKAGE}.{name}"]
 
 
 def _synth_deps(name: str) -> set[str]:
-    prefix = "prove.synth."
-    return {m[len(prefix):].split(".")[0] for m in _imports(name) if m.startswith(prefix)}
+    return {m.removeprefix(PACKAGE + ".") for m in _imports(name) if m.startswith(PACKAGE + ".")}
 
 
 def _stage(name: str) -> int:
-    return next(i for i, (_, members) in enumerate(STAGES) if name in members)
+    for i, (_, members) in enumerate(STAGES):
+        if name in members:
+            return i
+    pytest.fail(f"prove.synth.{name} is in no STAGES entry: give it its stage")
 
 
 def test_every_module_has_one_stage() -> None:
@@ -96,30 +84,8 @@ def test_no_module_imports_a_later_stage_of_synthesis(name: str) -> None:
 def test_modules_import_submodules_not_the_package_facade(name: str) -> None:
     """`from prove.synth import X` only for a module X: names from the package's __init__ would
     make every module depend on all the others."""
-    tree = ast.parse((SYNTH / f"{name}.py").read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "prove.synth" and not node.level:
-            for alias in node.names:
-                assert (SYNTH / f"{alias.name}.py").exists(), (
-                    f"prove.synth.{name} imports {alias.name} from the package; import its module")
-
-
-def test_no_import_cycles() -> None:
-    graph = {name: sorted(d for d in _synth_deps(name) if d in _modules()) for name in _modules()}
-    done: set[str] = set()
-
-    def visit(node: str, path: list[str]) -> None:
-        if node in path:
-            cycle = path[path.index(node):] + [node]
-            pytest.fail("import cycle in prove.synth: " + " -> ".join(cycle))
-        if node in done:
-            return
-        for dep in graph[node]:
-            visit(dep, path + [node])
-        done.add(node)
-
-    for name in graph:
-        visit(name, [])
+    assert PACKAGE not in _imports(name), (
+        f"prove.synth.{name} imports a name from the package prove.synth; import it from its module")
 
 
 def test_the_state_machine_knows_teachers_only_through_the_protocol() -> None:

@@ -4,73 +4,29 @@
         url = server.url                 # http://127.0.0.1:<port>
 
 `token` (default: $PROVE_ENV_TOKEN) is handed to the server in its environment, never on its
-command line, and sent by the health probe; `EnvClient` reads the same variable.
+command line, and sent by the health probe; `EnvClient` reads the same variable. Starting, waiting
+and stopping (the whole process group) are ``prove.proc``'s, as for every child PROVE starts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
-import urllib.request
 from collections.abc import Mapping, Sequence
-from types import TracebackType
-from typing import Any
+
+from prove.proc import ChildServer, free_port, stop_child, stop_group, wait_until_up
 
 __all__ = ["EnvServer", "free_port", "wait_until_up", "stop_child", "supervise_workers", "TOKEN_ENV"]
 
 TOKEN_ENV = "PROVE_ENV_TOKEN"
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
-
-
-def wait_until_up(
-    url: str, timeout: float = 60.0, proc: subprocess.Popen | None = None, token: str | None = None
-) -> None:
-    """Poll `url` until it answers 200 (sending `token` as a bearer token); fail early if `proc` exits."""
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"server process exited with code {proc.returncode} before answering {url}")
-        try:
-            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except OSError as exc:
-            last = exc
-        time.sleep(0.1)
-    raise TimeoutError(f"{url} did not answer within {timeout:.0f}s (last error: {last!r})")
-
-
-def stop_child(proc: subprocess.Popen | None, log: Any, timeout: float = 10.0) -> str:
-    """Terminate `proc` (kill after `timeout` s), close its log file and return what it logged."""
-    if proc is not None and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=timeout)
-    text = ""
-    if log is not None:
-        log.seek(0)
-        text = log.read().decode(errors="replace")
-        log.close()
-    return text
-
-
-class EnvServer:
-    """`python -m prove serve` on loopback as a child process."""
+class EnvServer(ChildServer):
+    """`python -m prove serve` on loopback as a child process group (``prove.proc.ChildServer``)."""
 
     def __init__(
         self,
@@ -82,12 +38,11 @@ class EnvServer:
         token: str | None = None,
     ) -> None:
         self.host, self.port = host, port or free_port(host)
-        self.token = token if token is not None else os.environ.get(TOKEN_ENV) or None
         self.workers = workers
         self.extra_args = list(extra_args)
-        self.startup_timeout = startup_timeout
-        self.proc: subprocess.Popen | None = None
-        self._log = None
+        super().__init__([], name="prove serve", startup_timeout=startup_timeout, stop_timeout=10.0,
+                         token=token if token is not None else os.environ.get(TOKEN_ENV) or None,
+                         stdout=False)  # stderr only: uvicorn's log, not a line per request
 
     @property
     def url(self) -> str:
@@ -99,39 +54,24 @@ class EnvServer:
         return [f"http://{self.host}:{self.port + i}" for i in range(self.workers)]
 
     def start(self) -> EnvServer:
-        cmd = [sys.executable, "-m", "prove", "serve", "--host", self.host,
-               "--port", str(self.port), "--workers", str(self.workers), *self.extra_args]
-        self._log = tempfile.TemporaryFile()  # a file, not a pipe: a chatty server never blocks
-        env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}
-        env["PYTHONUNBUFFERED"] = "1"
+        self.cmd = [sys.executable, "-m", "prove", "serve", "--host", self.host,
+                    "--port", str(self.port), "--workers", str(self.workers), *self.extra_args]
+        self.env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}  # never on the command line
+        self.env["PYTHONUNBUFFERED"] = "1"
         if self.token:
-            env[TOKEN_ENV] = self.token
-        self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=self._log)
-        try:
-            for url in self.urls:
-                wait_until_up(url + "/control/health", self.startup_timeout, self.proc, self.token)
-        except Exception:
-            err = self.stop()
-            raise RuntimeError(f"prove serve failed to start: {err[-2000:]}") from None
-        return self
+            self.env[TOKEN_ENV] = self.token
+        self.ready_urls = [url + "/control/health" for url in self.urls]
+        return super().start()
+
+    def failed(self, exc: Exception, log: str) -> Exception:
+        return RuntimeError(f"prove serve failed to start ({exc}): {log[-2000:]}")
 
     def kill(self) -> None:
-        """SIGKILL the server (fault-injection tests)."""
+        """SIGKILL the server and its workers (fault-injection tests)."""
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)  # spawn made it a group leader
             self.proc.wait(timeout=10)
-
-    def stop(self) -> str:
-        """Terminate the server; return what it wrote to stderr."""
-        err = stop_child(self.proc, self._log)
-        self.proc, self._log = None, None
-        return err
-
-    def __enter__(self) -> EnvServer:
-        return self.start()
-
-    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
-        self.stop()
 
 
 def supervise_workers(
@@ -156,7 +96,7 @@ def supervise_workers(
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
 
-    def spawn(i: int) -> subprocess.Popen:
+    def spawn(i: int) -> subprocess.Popen:  # in our process group: a stop of ours reaches them too
         cmd = [sys.executable, "-m", "prove", "serve", "--host", host, "--port", str(port + i),
                *worker_args]
         return subprocess.Popen(cmd, env=None if worker_env is None else dict(worker_env))
@@ -173,12 +113,9 @@ def supervise_workers(
                           file=sys.stderr, flush=True)
                     procs[i] = spawn(i)
     finally:
-        for proc in procs:
+        for proc in procs:  # all at once, then each waited for (and killed if it must be)
             if proc.poll() is None:
                 proc.terminate()
         for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_group(proc, timeout=10)
     return 0

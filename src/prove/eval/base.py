@@ -1,6 +1,8 @@
 """The one shape every benchmark adapter has (load tasks, run against an endpoint, score) and shared I/O.
 
     from prove.eval.base import Endpoint, write_table
+
+``Endpoint`` is ``prove.llm.endpoint.Endpoint`` (the model servers below evaluation make them).
 """
 
 from __future__ import annotations
@@ -8,28 +10,12 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from prove.llm.endpoint import Endpoint  # lives with the model servers; every adapter takes one
+
 __all__ = ["Endpoint", "Benchmark", "write_table", "write_json", "read_table"]
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """An OpenAI-compatible server: its base URL (ends in /v1) and the model id to request."""
-
-    base_url: str
-    model: str
-    api_key: str = "EMPTY"
-    chat_template_kwargs: dict[str, Any] | None = None
-    """Chat-template variables every request to this model carries (the profile's thinking mode:
-    ``prove.llm.families.chat_template_kwargs``); None: the server's own defaults."""
-
-    @property
-    def root(self) -> str:
-        """The URL without the trailing /v1 (some clients want the bare host)."""
-        return self.base_url.removesuffix("/").removesuffix("/v1")
 
 
 @runtime_checkable

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from prove.eval.heldout import HeldoutPlan, evaluate_heldout
 from prove.eval.paper import long_rows
 from prove.eval.pipeline import EvalPlan, evaluate_model
 
-__all__ = ["evaluate_chain", "eval_model_name", "table_variant", "serve_for_eval"]
+__all__ = ["evaluate_chain", "eval_model_name", "table_variant", "serve_for_eval", "log_chain_eval"]
 
 
 def eval_model_name(train_cfg: Any) -> str:
@@ -62,6 +62,22 @@ def serve_for_eval(model: str, train_cfg: Any, plan: EvalPlan | None = None) -> 
     return serve_vllm(VLLMConfig(model=str(model), family=train_cfg.family, thinking=train_cfg.thinking))
 
 
+def log_chain_eval(cfg: Any, label: str, heldout: Mapping[str, Any] | None = None,
+                   benchmark: Mapping[str, Any] | None = None, results_dir: str | Path = "results",
+                   checkpoints_dir: str | Path = "checkpoints") -> dict[str, Any] | None:
+    """One model's held-out summary and benchmark results into its training run (label ``sft`` or
+    ``grpo_<variant>``; ``prove.tracking.log_run_eval``). ``base`` has no training run and is
+    skipped (its numbers are in the evaluation tables)."""
+    if label == "base":
+        return None
+    from prove.tracking import log_run_eval
+    from prove.train.launch import RunPaths
+
+    variant = cfg.variant("sft" if label == "sft" else label.removeprefix("grpo_"))
+    run_dir = RunPaths.for_run(cfg, variant, results_dir, checkpoints_dir).run_dir
+    return log_run_eval(run_dir, cfg, variant, heldout, benchmark)
+
+
 def evaluate_chain(config: str | Any, env_urls: str | Sequence[str], plan: EvalPlan | None,
                    heldout: HeldoutPlan | None = None, *, results_dir: str | Path = "results",
                    checkpoints_dir: str | Path = "checkpoints",
@@ -71,7 +87,6 @@ def evaluate_chain(config: str | Any, env_urls: str | Sequence[str], plan: EvalP
     Returns {"rows": long rows, "heldout": per-model summary table, "turns": per-turn table,
     "benchmarks": {label: evaluate_model's result}}.
     """
-    from prove.tracking import log_chain_eval
     from prove.train.chain import trained_models
     from prove.train.config import load_train_config
 

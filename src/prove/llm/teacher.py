@@ -19,14 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
-from prove.eval.base import Endpoint
+from prove.llm.endpoint import Endpoint
 from prove.llm.families import ThinkingError, chat_template_kwargs, family_of_model
+from prove.llm.vllm import ModelNotFound, VLLMConfig, VLLMUnavailable, serve_vllm
 from prove.profiles import TeacherSettings
-
-if TYPE_CHECKING:
-    from prove.llm.vllm import VLLMConfig
 
 __all__ = ["teacher_endpoint", "teacher_config", "TeacherUnavailable"]
 
@@ -53,8 +50,6 @@ def _template_kwargs(model: str, thinking: bool) -> dict[str, object] | None:
 def teacher_config(settings: TeacherSettings, *, thinking: bool = False,
                    model: str | None = None) -> VLLMConfig:
     """The ``prove.llm.vllm.VLLMConfig`` the profile's teacher (or ``model``) is served with."""
-    from prove.llm.vllm import VLLMConfig
-
     name = model or settings.model
     if not name:
         raise TeacherUnavailable("the profile's teacher.model is empty: set it to the model vLLM "
@@ -79,8 +74,6 @@ def teacher_endpoint(settings: TeacherSettings, endpoint: str | None = None, mod
                                      "the server knows (the notebook's `model`, or $PROVE_TEACHER_MODEL)")
         yield Endpoint(endpoint, model, chat_template_kwargs=_template_kwargs(model, thinking))
         return
-    from prove.llm.vllm import ModelNotFound, VLLMUnavailable, serve_vllm
-
     cfg = teacher_config(settings, thinking=thinking, model=model)
     try:
         served = serve_vllm(cfg)

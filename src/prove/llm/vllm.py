@@ -25,21 +25,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from prove.env.launch import free_port, wait_until_up
+from prove.llm.endpoint import Endpoint
 from prove.llm.families import Family, chat_template_kwargs, family, family_of_model
-
-if TYPE_CHECKING:  # prove.eval imports this module (prove.eval.served): no import of it at load
-    from prove.eval.base import Endpoint
+from prove.proc import ChildServer, free_port, stop_group, wait_until_up
 
 __all__ = ["VLLMConfig", "ServedModel", "ModelNotFound", "VLLMUnavailable", "LOCAL_MODEL",
            "vllm_command", "vllm_env", "serve_vllm", "serve_local", "resolve_model",
@@ -212,39 +207,6 @@ def wait_for_endpoint(base_url: str, timeout: float = 600.0, proc: subprocess.Po
     wait_until_up(base_url.rstrip("/") + "/models", timeout, proc)
 
 
-def stop_group(proc: subprocess.Popen | None, timeout: float = 30.0) -> None:
-    """SIGTERM the process group ``proc`` leads, SIGKILL it after ``timeout`` s (workers included)."""
-    if proc is None:
-        return
-    try:
-        pgid = os.getpgid(proc.pid)
-    except ProcessLookupError:
-        pgid = None
-    if pgid is not None and pgid != os.getpgid(0):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGTERM)
-    elif proc.poll() is None:
-        proc.terminate()
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        pass
-    if pgid is not None and pgid != os.getpgid(0):  # children that ignored SIGTERM, or outlived the leader
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=timeout)
-    if pgid is not None and pgid != os.getpgid(0):  # until no member of the group is left
-        import time
-
-        for _ in range(int(timeout * 10)):
-            try:
-                os.killpg(pgid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.1)
-
-
 _CAUSES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("out of memory", "cuda oom", "not enough kv cache", "no available memory for the cache"),
      "Cause: the model and its KV cache do not fit. Fix: lower max_model_len, raise "
@@ -271,55 +233,25 @@ def diagnose(log: str) -> str:
     return "Cause: see the log below. Fix: run the command by hand to see the whole log."
 
 
-class ServedModel:
-    """A server started from ``cmd`` in its own process group, reachable at ``endpoint`` once started."""
+class ServedModel(ChildServer):
+    """A server started from ``cmd`` in its own process group (``prove.proc.ChildServer``), reachable
+    at ``endpoint`` once ``<base_url>/models`` answers; ``stop()`` stops the group and returns its log."""
 
     def __init__(self, cmd: Sequence[str], endpoint: Endpoint, *, env: Mapping[str, str] | None = None,
                  cwd: str | Path | None = None, startup_timeout: float = 600.0,
                  model_dir: Path | None = None) -> None:
-        self.cmd, self.endpoint = list(cmd), endpoint
-        self.env = dict(os.environ if env is None else env)
-        self.cwd, self.startup_timeout = cwd, startup_timeout
-        self.model_dir = model_dir
-        self.proc: subprocess.Popen | None = None
-        self._log: Any = None
+        super().__init__(cmd, [endpoint.base_url.rstrip("/") + "/models"], name=f"model server {endpoint.model}",
+                         env=env, cwd=cwd, startup_timeout=startup_timeout, stop_timeout=30.0)
+        self.endpoint, self.model_dir = endpoint, model_dir
 
-    def start(self) -> ServedModel:
-        self._log = tempfile.TemporaryFile()  # a file, not a pipe: a chatty server never blocks
-        self.proc = subprocess.Popen(self.cmd, env=self.env, cwd=self.cwd, stdout=self._log,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            wait_for_endpoint(self.endpoint.base_url, self.startup_timeout, self.proc)
-        except Exception as exc:
-            log = self.stop()
-            raise VLLMUnavailable(f"the model server for {self.endpoint.model!r} did not start ({exc}). "
-                                  f"{diagnose(log)}\nIts log ends:\n{log[-3000:]}") from None
-        return self
-
-    def stop(self) -> str:
-        """Stop the whole process group; return what the server logged."""
-        stop_group(self.proc)
-        text = ""
-        if self._log is not None:
-            self._log.seek(0)
-            text = self._log.read().decode(errors="replace")
-            self._log.close()
-        self.proc, self._log = None, None
-        return text
-
-    def __enter__(self) -> ServedModel:
-        return self.start()
-
-    def __exit__(self, t: type[BaseException] | None, e: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
+    def failed(self, exc: Exception, log: str) -> Exception:
+        return VLLMUnavailable(f"the model server for {self.endpoint.model!r} did not start ({exc}). "
+                               f"{diagnose(log)}\nIts log ends:\n{log[-3000:]}")
 
 
 def serve_vllm(cfg: VLLMConfig) -> ServedModel:
     """A :class:`ServedModel` for ``cfg`` (use as a context manager). Checks before starting anything:
     vLLM imports, the model resolves, the family supports the thinking setting."""
-    from prove.eval.base import Endpoint
-
     ok, why = vllm_available()
     if not ok:
         raise VLLMUnavailable(f"cannot serve {cfg.model!r}: {why}")

@@ -19,12 +19,9 @@ import argparse
 import sys
 from typing import Any
 
-from prove.train.config import LR_KEYS
+from prove.train.config import LR_KEYS, PICK_LR
 
 __all__ = ["add_parser", "main", "PICK_LR", "build_parser"]
-
-PICK_LR = "pick"
-"""``--lr-key pick``: the sweep point picked on validation when the run starts."""
 
 
 def _configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

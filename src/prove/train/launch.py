@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
+from prove.proc import spawn, stop_group
 from prove.profiles import Engine
+from prove.tracking import push_identity, run_identity, wandb_env, write_identity
 from prove.train.config import CONFIG_DIR, REPO_ROOT, TrainConfig, Variant
 from prove.train.tool_config import read_tool_names, write_tool_config
 
@@ -132,8 +134,6 @@ def run_env(paths: RunPaths, base: Mapping[str, str] | None = None,
     base = os.environ if base is None else base
     env = {"VERL_FILE_LOGGER_PATH": str(paths.metrics), "WANDB_DIR": str(paths.run_dir)}
     if identity is not None:
-        from prove.tracking import wandb_env
-
         env.update(wandb_env(identity))
     if "WANDB_MODE" not in base and not base.get("WANDB_API_KEY"):
         env["WANDB_MODE"] = "offline"
@@ -472,8 +472,6 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
             preflight(grpo_overrides(cfg, variant, paths, model=model), model, family=cfg.family)
         ensure_prepared(cfg, ("sft_train", "sft_val") if variant.trainer == "sft"
                         else ("rl_train", "rl_val"), out)
-    from prove.tracking import run_identity, write_identity
-
     identity = run_identity(cfg, variant, engine=engine if variant.trainer == "grpo" else "verl")
     env = run_env(paths, device=cfg.device, identity=identity)
     paths.run_dir.mkdir(parents=True, exist_ok=True)
@@ -514,8 +512,6 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
 
 def _push_identity(paths: RunPaths, out: Any) -> None:
     """Put the run's config (run.json) into its wandb run; a tracking failure never fails a run."""
-    from prove.tracking import push_identity
-
     try:
         push_identity(paths.run_dir)
     except Exception as exc:  # noqa: BLE001 - wandb is a view on the run, not the run itself
@@ -544,12 +540,10 @@ def _run(cmd: Sequence[str], env: Mapping[str, str], paths: RunPaths, out: Any =
     kernel) only the trainer's per-step metric lines and errors are, decoded, to ``out``. The
     trainer runs in its own process group: an interrupt (Ctrl-C, a notebook cell's timeout) stops
     it and every worker it started (Ray's, torchrun's) instead of leaving them running."""
-    import signal
-
     raw = getattr(sys.stdout, "buffer", None)
     with paths.log.open("ab") as log:
-        proc = subprocess.Popen(list(cmd), cwd=REPO_ROOT, env={**os.environ, **env},
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = spawn(cmd, cwd=REPO_ROOT, env={**os.environ, **env}, stdout=subprocess.PIPE,
+                     stderr=subprocess.STDOUT)
         assert proc.stdout is not None
         try:
             for line in proc.stdout:
@@ -561,13 +555,5 @@ def _run(cmd: Sequence[str], env: Mapping[str, str], paths: RunPaths, out: Any =
                     print(line.decode("utf-8", "replace").rstrip()[-2000:], file=out or sys.stdout)
             return proc.wait()
         except BaseException:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(proc.pid, sig)
-                    proc.wait(timeout=15)
-                    break
-                except ProcessLookupError:
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
+            stop_group(proc, timeout=15)
             raise

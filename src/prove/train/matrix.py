@@ -31,8 +31,7 @@ from typing import Any
 
 from prove.profiles import ChainPlan, load_profile
 from prove.train.chain import run_label
-from prove.train.cli import PICK_LR
-from prove.train.config import LR_KEYS, TrainConfig, load_train_config
+from prove.train.config import LR_KEYS, PICK_LR, TrainConfig, load_train_config
 from prove.train.launch import RunPaths, launch
 
 __all__ = ["Job", "plan_jobs", "pick_lr", "run_matrix", "alias_default", "jobs_table", "main", "VALIDATION_KEYS"]

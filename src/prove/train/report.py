@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
@@ -18,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from prove.reward.config import ABLATIONS, COMPONENTS
+from prove.tracking import load_metrics  # reading a run's metrics is tracking's; named here for 05
 from prove.train.config import LR_KEYS, load_train_config, paper_configs
 
 __all__ = [
@@ -128,17 +128,6 @@ def find_runs(*results_dirs: str | Path) -> dict[str, Path]:
             if path.stat().st_size > 0:
                 runs.setdefault(path.parent.name, path)
     return runs
-
-
-def load_metrics(path: str | Path) -> pd.DataFrame:
-    """VERL's file-logger JSONL (``{"step", "data": {...}}`` per line) as one row per step."""
-    rows = []
-    with Path(path).open() as fh:
-        for line in fh:
-            if line.strip():
-                record = json.loads(line)
-                rows.append({"step": record["step"], **record["data"]})
-    return pd.DataFrame(rows).groupby("step").last().reset_index() if rows else pd.DataFrame()
 
 
 def curves_figure(runs: dict[str, Path], metrics: Sequence[str] = CURVE_METRICS) -> Any:
