@@ -1,4 +1,4 @@
-"""The `prove` command line: `prove serve`, `prove serve --stdio NAME`, `prove tools`, `prove runs`.
+"""The `prove` command line: `prove serve`, `prove serve --stdio NAME`, `prove tools`, `prove new-server`, `prove runs`.
 
 Run `prove --help` (or `python -m prove --help`) for every subcommand and flag.
 """
@@ -9,6 +9,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from pathlib import Path
 
 __all__ = ["main"]
 
@@ -128,6 +129,31 @@ def _tools(args: argparse.Namespace) -> int:
     return 0
 
 
+def _new_server(args: argparse.Namespace) -> int:
+    from prove.env.scaffold import ScaffoldError, scaffold
+
+    root = Path(args.root) if args.root else _repo_root()
+    try:
+        made = scaffold(args.name, args.family, root)
+    except ScaffoldError as exc:
+        print(f"prove new-server: {exc}", file=sys.stderr)
+        return 2
+    for path in made.files:
+        print(f"wrote {path}")
+    print(f"server {made.name!r} ({made.family}) with tools {', '.join(made.tools)}")
+    servers = root.resolve() / "servers"
+    extra = "" if servers == _repo_root().resolve() / "servers" else f"PROVE_SERVER_PATH={servers} PYTHONPATH=tests/servers "
+    print(f"validate: {extra}PROVE_SERVERS=banking,{made.name} .venv/bin/python -m pytest "
+          f"{made.files[-1]} tests/env -q")
+    return 0
+
+
+def _repo_root() -> Path:
+    from prove.profiles import repo_root
+
+    return repo_root()
+
+
 # Subcommands that own their flags: `prove graph --help` shows theirs.
 DELEGATED = {
     "graph": ("prove.graph.build", "build the tool dependency graph (schema or LLM classifier)"),
@@ -179,6 +205,16 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--json", action="store_true", help="one JSON row per tool")
     tools.add_argument("-v", "--verbose", action="store_true", help="list every tool")
     tools.set_defaults(fn=_tools)
+
+    new = sub.add_parser("new-server", help="write a minimal working server and its test (servers/README.md)")
+    new.add_argument("name", help="server name, lower_snake (e.g. library); its tools are named from it")
+    new.add_argument("--family", default="productivity",
+                     help="the server's family, one of prove.env.registry.FAMILIES (default: "
+                          "productivity); an unknown one is refused with the list")
+    new.add_argument("--root", default=None, metavar="DIR",
+                     help="write DIR/servers/NAME and DIR/tests/servers/test_NAME.py (default: this "
+                          "checkout); outside it, set PROVE_SERVER_PATH=DIR/servers to load it")
+    new.set_defaults(fn=_new_server)
     for name, (_, help_text) in DELEGATED.items():
         sub.add_parser(name, help=help_text, add_help=False)
     return parser

@@ -20,7 +20,7 @@ import httpx2
 import pytest
 from mcp import Client
 
-from prove.env import Hub
+from prove.env import Hub, load_registry
 from prove.env.client import _ENVELOPE, PROTOCOL, EnvClient, EnvClientError, EpisodeLostError
 from prove.env.launch import EnvServer, free_port
 from prove.env.transports import EPISODE_LOST_CODE, prove_version
@@ -28,7 +28,23 @@ from prove.env.transports import EPISODE_LOST_CODE, prove_version
 TOKEN = "test-token-0123456789abcdef"
 WRITE = {"name": "set_card_status", "arguments": {"card_id": "CRD-0001", "status": "cancelled"}}
 READ = {"name": "get_bank_customer", "arguments": {"customer_id": "CUS-0001"}}
-CAL_READ = {"name": "list_calendars", "arguments": {}}
+
+
+def _second_server() -> tuple[str | None, dict]:
+    """A selected server besides banking (calendar when selected) and its first read that needs no
+    arguments; (None, {}) when no other selected server has one."""
+    reg = load_registry()
+    for name in sorted(reg.servers, key=lambda n: (n != "calendar", n)):
+        if name != "banking":
+            read = next((t for t in reg.server(name).tools if not t.write and not t.required), None)
+            if read is not None:
+                return name, {"name": read.name, "arguments": {}}
+    return None, {}
+
+
+OTHER, OTHER_READ = _second_server()
+NEEDS_OTHER = pytest.mark.skipif(OTHER is None, reason="needs a second server besides banking with a "
+                                 "read tool that takes no arguments; PROVE_SERVERS selects none")
 _ids = itertools.count()
 DEEP: Any = 1
 for _ in range(40):
@@ -71,7 +87,7 @@ def reference_hash(seed: int, calls: list[dict], servers: list[str] | None = Non
 @pytest.fixture(scope="module")
 def guarded() -> Iterator[EnvServer]:
     """Token, small limits and a cap of 3 episodes with no busy window (LRU evicts at once)."""
-    args = ["--servers", "banking,calendar", "--max-prefix", "5", "--max-body", "20000",
+    args = ["--servers", ",".join(["banking", *([OTHER] if OTHER else [])]), "--max-prefix", "5", "--max-body", "20000",
             "--max-control-body", "30000", "--max-episodes", "3", "--busy-seconds", "0"]
     with EnvServer(token=TOKEN, extra_args=args) as server:
         yield server
@@ -339,21 +355,23 @@ def test_episodes_in_use_are_never_evicted_new_ones_are_refused(env_server) -> N
     assert hashes == [reference_hash(0, [WRITE])] * 2 and missing == 404
 
 
+@NEEDS_OTHER
 def test_prefix_on_one_servers_endpoint_cannot_touch_another_server(guarded) -> None:
     auth = {"Authorization": f"Bearer {TOKEN}"}
-    got = rpc(guarded.url, READ, {"episode_id": "cross", "prefix": [WRITE, CAL_READ]}, headers=auth).json()
-    assert "prefix[1] calls 'list_calendars' of server 'calendar', but this is the 'banking' endpoint" in got["error"]["message"]
+    got = rpc(guarded.url, READ, {"episode_id": "cross", "prefix": [WRITE, OTHER_READ]}, headers=auth).json()
+    assert (f"prefix[1] calls '{OTHER_READ['name']}' of server '{OTHER}', but this is the 'banking' endpoint"
+            in got["error"]["message"])
     assert ep_hash(guarded.url, "cross", token=TOKEN).status_code == 404
 
     async def run() -> str:  # EnvClient opens a cross-server prefix through /control/ instead
         async with EnvClient(guarded.url, token=TOKEN) as env:
-            ep = env.episode("cross", seed=0, prefix=[WRITE, CAL_READ])
+            ep = env.episode("cross", seed=0, prefix=[WRITE, OTHER_READ])
             assert (await ep.call(**READ))["ok"]
-            digest = await ep.state_hash(["banking", "calendar"])
+            digest = await ep.state_hash(["banking", OTHER])
             await ep.close()
             return digest
 
-    assert asyncio.run(run()) == reference_hash(0, [WRITE, CAL_READ], ["banking", "calendar"])
+    assert asyncio.run(run()) == reference_hash(0, [WRITE, OTHER_READ], ["banking", OTHER])
 
 
 @pytest.mark.parametrize("door", ["control", "meta"])

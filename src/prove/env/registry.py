@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from prove.env.state import ServerState
 from prove.env.tool import ToolSpec, is_tool
 
-__all__ = ["ServerSpec", "Registry", "load_registry", "FAMILIES"]
+__all__ = ["ServerSpec", "Registry", "load_registry", "FAMILIES", "SERVER_PATH_ENV"]
 
 FAMILIES = (
     "finance",
@@ -121,14 +121,55 @@ class Registry:
         ]
 
 
+SERVER_PATH_ENV = "PROVE_SERVER_PATH"
+"""Extra directories (os.pathsep-separated) whose server packages join `prove_servers`."""
+
+
+def _extend_server_path(path: list[str]) -> None:
+    """Append the PROVE_SERVER_PATH directories to `prove_servers.__path__` (once each); refuse a
+    missing directory and a package that would shadow one already on the path."""
+    for entry in os.environ.get(SERVER_PATH_ENV, "").split(os.pathsep):
+        if not entry.strip():
+            continue
+        directory = os.path.abspath(entry.strip())
+        if not os.path.isdir(directory):
+            raise ValueError(f"{SERVER_PATH_ENV}: {entry!r} is not a directory; it must name "
+                             "directories holding server packages (<dir>/<name>/__init__.py)")
+        if directory in path:
+            continue
+        known = {i.name for i in pkgutil.iter_modules(path) if i.ispkg}
+        clash = sorted(known & {i.name for i in pkgutil.iter_modules([directory]) if i.ispkg})
+        if clash:
+            raise ValueError(f"{SERVER_PATH_ENV}: {directory} holds {clash}, which already exist; "
+                             "server names must be unique")
+        path.append(directory)
+
+
+def _server_path_at_import() -> None:
+    """Extend the path as soon as prove.env is imported, so `import prove_servers.<name>` finds an
+    out-of-tree server too; a bad entry is reported by `load_registry`, not at import."""
+    import prove_servers
+
+    try:
+        _extend_server_path(prove_servers.__path__)
+    except ValueError:
+        pass
+
+
+_server_path_at_import()
+
+
 @lru_cache(maxsize=1)
 def load_registry() -> Registry:
     """Import every package under `prove_servers` that exports SERVER, sorted by name.
 
-    The environment variable PROVE_SERVERS (comma-separated names) restricts it to a subset.
+    The environment variable PROVE_SERVERS (comma-separated names) restricts it to a subset;
+    PROVE_SERVER_PATH (directories, os.pathsep-separated) adds server packages kept outside
+    the repository.
     """
     import prove_servers
 
+    _extend_server_path(prove_servers.__path__)
     wanted = {n.strip() for n in os.environ.get("PROVE_SERVERS", "").split(",") if n.strip()}
     specs = []
     for info in sorted(pkgutil.iter_modules(prove_servers.__path__), key=lambda i: i.name):
