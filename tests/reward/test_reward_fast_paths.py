@@ -10,10 +10,17 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reward_strategies import TOOLS, executed, ground_truths, json_like, valid_call
+from reward_strategies import TOOLS, executed, fn, ground_truths, json_like, valid_call
 
 from prove.calls import call_fields, calls_fields
-from prove.reward import PROVE, normalise_calls, normalise_ground_truth, score_turn
+from prove.reward import (
+    PROVE,
+    normalise_calls,
+    normalise_ground_truth,
+    prepare_turn,
+    score_batch,
+    score_turn,
+)
 from prove.reward import components as C
 from prove.reward.schema import compile_value, object_check, tool_table
 from prove.reward.values import values_match
@@ -28,34 +35,82 @@ class CallList(list):
     """A bare list of ground-truth calls that can be weakly referenced."""
 
 
-def test_a_ground_truth_object_is_normalised_once_and_its_copies_alike() -> None:
+class ToolList(list):
+    """An offered-tools list that can be weakly referenced."""
+
+
+def test_a_ground_truth_normalises_alike_from_its_object_a_copy_and_its_text() -> None:
     gt = copy.deepcopy(GT)
     first = normalise_ground_truth(gt)
-    assert normalise_ground_truth(gt) is first  # the rollouts of a prompt share the work
+    assert normalise_ground_truth(gt) is first  # cached by value: the rollouts of a row share it
     assert normalise_ground_truth(copy.deepcopy(gt)) == first
-    assert normalise_ground_truth(json.dumps(gt)) == first
+    text = json.dumps(gt)
+    assert normalise_ground_truth(text) == first
+    assert normalise_ground_truth(text) is normalise_ground_truth(text)  # text: cached by value
     assert normalise_ground_truth(first) is first
 
 
-def test_the_ground_truth_cache_holds_its_objects_so_an_id_is_never_reused() -> None:
-    gt = CallList(copy.deepcopy(GT["calls"]))
-    alive = weakref.ref(gt)
-    expected = normalise_ground_truth(list(gt))
-    assert normalise_ground_truth(gt) == expected
-    del gt
+def test_scoring_keeps_no_reference_to_a_rows_objects() -> None:
+    gt, tools = CallList(copy.deepcopy(GT["calls"])), ToolList(copy.deepcopy(TOOLS))
+    alive = weakref.ref(gt), weakref.ref(tools)
+    score_turn(executed(GT["calls"]), gt, tools)
+    score_batch([""], [gt], [tools])
+    del gt, tools
     gc.collect()
-    assert alive() is not None
+    assert [ref() for ref in alive] == [None, None]
+
+
+def test_ground_truths_marshal_cannot_hold_are_normalised_anew_and_are_snapshots() -> None:
+    gt = CallList(copy.deepcopy(GT["calls"]))  # a list subclass: no value key, no cache
+    first = normalise_ground_truth(gt)
+    assert first == normalise_ground_truth(list(gt))
+    gt[1]["arguments"]["tags"].append("z")
+    assert first.arguments[1]["tags"] == ["x", "y"]
+    assert normalise_ground_truth(gt).arguments[1]["tags"] == ["x", "y", "z"]
 
 
 def test_scores_are_the_same_from_a_cold_cache_a_warm_one_and_after_eviction() -> None:
     gt, pred = copy.deepcopy(GT), executed(GT["calls"])
     pred[1]["arguments"] = {"note_id": "N", "tags": ["y", "X"]}
-    cold = score_turn(pred, gt, TOOLS)
-    assert score_turn(pred, gt, TOOLS) == cold
-    for i in range(1100):  # more ground truths than the cache keeps
-        normalise_ground_truth({"calls": [{"name": "get_time", "arguments": {"i": i}}]})
+    cold = score_turn(pred, json.dumps(gt), json.dumps(TOOLS))
+    assert score_turn(pred, json.dumps(gt), json.dumps(TOOLS)) == cold
+    for i in range(1100):  # more texts than the caches keep
+        text = json.dumps({"calls": [{"name": "get_time", "arguments": {"i": i}}]})
+        score_turn([], text, json.dumps([fn(f"tool_{i}", {}, [])]))
+    assert score_turn(pred, json.dumps(gt), json.dumps(TOOLS)) == cold
     assert score_turn(pred, gt, TOOLS) == cold
     assert score_turn(pred, copy.deepcopy(gt), copy.deepcopy(TOOLS)) == cold
+
+
+def test_a_row_edited_between_two_calls_scores_as_edited() -> None:
+    gt, tools = copy.deepcopy(GT), copy.deepcopy(TOOLS)
+    pred = executed(GT["calls"])
+    assert score_turn(pred, gt, tools)["score"] == 1.0
+    gt["calls"][0]["arguments"]["account_id"] = "B"  # the prediction no longer reproduces it
+    assert score_turn(pred, gt, tools)["arg_match"] == 0.5  # (0 + 1) / 2 steps
+    gt["calls"][1]["arguments"]["memo"] = "m"  # step 1 now needs a key the call lacks
+    assert score_turn(pred, gt, tools)["coverage"] == 0.5
+    tools[0]["function"]["parameters"]["properties"]["account_id"] = {"type": "integer"}
+    edited = score_turn(pred, gt, tools)
+    assert edited["validity"] == 1 - 1 / 6  # get_balance's arguments no longer fit its schema
+    assert edited == score_turn(pred, copy.deepcopy(gt), copy.deepcopy(tools))  # as if fresh
+    assert score_batch([""], [gt], [tools], [pred])[0] == edited
+    del gt["calls"][1]
+    assert score_turn(pred, gt, tools)["n_gt"] == 1
+
+
+def test_a_prepared_turn_is_a_snapshot_that_later_edits_do_not_reach() -> None:
+    gt, tools = copy.deepcopy(GT), copy.deepcopy(TOOLS)
+    pred = executed(GT["calls"])
+    turn = prepare_turn(gt, tools)
+    before = score_turn(pred, *turn)
+    assert before == score_turn(pred, GT, TOOLS)
+    gt["calls"][1]["arguments"]["tags"].append("z")  # nested values are copied too
+    gt["depends_on"].clear()
+    tools[0]["function"]["parameters"]["properties"]["account_id"]["type"] = "integer"
+    tools[4]["function"]["parameters"]["properties"]["tags"]["uniqueItems"] = False
+    assert score_turn(pred, *turn) == before
+    assert score_turn(pred, *prepare_turn(gt, tools)) != before
 
 
 def test_a_table_compiles_offered_names_and_answers_none_for_the_rest() -> None:
@@ -138,3 +193,31 @@ def test_matching_over_the_calls_that_name_a_ground_truth_tool_is_matching_over_
     for budget in (0, 1 << 17):
         assert C.best_matching(everything, normalised.need, budget) == C.best_matching(
             [o for o in everything if o], normalised.need, budget)
+
+
+def test_schemas_share_a_compiled_spec_only_when_they_are_the_same_json_value() -> None:
+    def accepts(enum: list[Any], extra: Any, args: dict[str, Any]) -> bool:
+        schema = fn("pick", {"x": {"enum": enum}}, [])
+        schema["function"]["parameters"]["additionalProperties"] = extra
+        spec = tool_table([schema]).get("pick")
+        return spec is not None and spec.accepts(args)
+
+    assert accepts([True], False, {"x": True}) and not accepts([1], False, {"x": True})
+    assert accepts([1], False, {"x": 1.0}) and not accepts([True], False, {"x": 1})
+    assert accepts([1], True, {"y": 0}) and not accepts([1], 1, {"y": 0})  # only true allows
+    odd = fn("odd", {"x": {"type": "string", "description": object()}}, ["x"])  # not JSON
+    spec = tool_table([odd]).get("odd")
+    assert spec is not None and spec.accepts({"x": "a"}) and not spec.accepts({})
+
+
+def test_a_cached_spec_does_not_change_with_the_schema_it_was_built_from() -> None:
+    schema = fn("pick_one", {"x": {"enum": [{"a": 1}, [1, 2]]}}, ["x"])
+    original = copy.deepcopy(schema)
+    assert tool_table([schema]).get("pick_one").accepts({"x": {"a": 1}})
+    schema["function"]["parameters"]["properties"]["x"]["enum"][0]["a"] = 2  # edited in place
+    schema["function"]["parameters"]["properties"]["x"]["enum"][1].append(3)
+    spec = tool_table([original]).get("pick_one")  # the original value: the cached spec
+    assert spec.accepts({"x": {"a": 1}}) and spec.accepts({"x": [1, 2]})
+    assert not spec.accepts({"x": {"a": 2}}) and not spec.accepts({"x": [1, 2, 3]})
+    edited = tool_table([schema]).get("pick_one")
+    assert edited.accepts({"x": {"a": 2}}) and not edited.accepts({"x": {"a": 1}})

@@ -3,18 +3,19 @@
 Use: ``score_turn(pred, ground_truth, tools, config)`` where ``pred`` is the logged calls (or
 model text with ``<tool_call>`` blocks), ``ground_truth`` ``{"calls", "depends_on"}``, ``tools``
 the offered schemas, ``config`` a ``RewardConfig`` or an ablation name. Formulas:
-``prove.reward.components``.
+``prove.reward.components``. To score the rollouts of one row, normalise it once:
+``turn = prepare_turn(ground_truth, tools)``, then ``score_turn(pred, *turn, config)``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from prove.calls import calls_fields
 from prove.reward import components as C
 from prove.reward.config import RewardConfig, get_config
-from prove.reward.parse import normalise_ground_truth
-from prove.reward.schema import tool_table
+from prove.reward.parse import GroundTruth, normalise_ground_truth
+from prove.reward.schema import ToolTable, tool_table
 
 COMPONENT_KEYS: tuple[str, ...] = ("validity", "coverage", "efficiency", "name_signal", "arg_match")
 COUNT_KEYS: tuple[str, ...] = (
@@ -29,6 +30,20 @@ COUNT_KEYS: tuple[str, ...] = (
 KEYS: tuple[str, ...] = ("score", *COMPONENT_KEYS, *COUNT_KEYS)
 
 
+class PreparedTurn(NamedTuple):
+    """One row's ground truth and offered tools, normalised and compiled once: a frozen snapshot
+    (editing the row afterwards does not change it) shared by the rollouts of the row."""
+
+    ground_truth: GroundTruth
+    tools: ToolTable
+
+
+def prepare_turn(ground_truth: Any, tools: Any = None) -> PreparedTurn:
+    """``ground_truth`` normalised (``normalise_ground_truth``) and every offered tool compiled
+    (``tool_table(tools).compile_all()``); dicts, lists and JSON strings as ``score_turn`` takes."""
+    return PreparedTurn(normalise_ground_truth(ground_truth), tool_table(tools).compile_all())
+
+
 def score_turn(
     pred: Any,
     ground_truth: Any,
@@ -37,8 +52,10 @@ def score_turn(
 ) -> dict[str, float | int]:
     """The reward of one turn: ``score`` and every component and count in ``KEYS``, always.
 
-    ``ground_truth`` and ``tools`` may also be JSON strings. Without ``tools`` nothing was
-    offered, so no call earns validity's name or argument thirds.
+    ``ground_truth`` and ``tools`` may also be JSON strings, or a ``prepare_turn``'s
+    ``GroundTruth`` and ``ToolTable``; dicts and lists are read anew on every call (an edited row
+    scores as edited). Without ``tools`` nothing was offered, so no call earns validity's name
+    or argument thirds.
     """
     cfg = get_config(config)
     calls = calls_fields(pred)

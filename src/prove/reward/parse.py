@@ -6,10 +6,12 @@ JSON-like input: every shape is mapped explicitly to a sensible value, as docume
 
 from __future__ import annotations
 
+import marshal
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
 from prove.calls import as_list, loads
+from prove.reward.values import MAX_VALUE_DEPTH
 
 _new = tuple.__new__  # builds a GroundTruth without NamedTuple's slower keyword-handling __new__
 
@@ -34,8 +36,34 @@ def _edge(raw: Any) -> tuple[Any, Any]:
     return pair[0], pair[1]
 
 
-_gt_cache: OrderedDict[Any, tuple[Any, GroundTruth]] = OrderedDict()
+_gt_cache: OrderedDict[str | bytes, GroundTruth] = OrderedDict()  # value → normalised
 _GT_CACHE_SIZE = 1024
+_SCALARS = frozenset((str, int, float, bool, type(None)))
+_COPY_DEPTH = 2 * MAX_VALUE_DEPTH
+
+
+def _json_copy(value: Any, depth: int = 0) -> Any:
+    """A copy of a JSON-like value sharing no dict or list with it, down to ``_COPY_DEPTH``
+    (far below Python's recursion limit, and deeper than value matching looks)."""
+    if type(value) in _SCALARS or depth >= _COPY_DEPTH:
+        return value
+    if isinstance(value, dict):
+        return {k: _json_copy(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_copy(v, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_json_copy(v, depth + 1) for v in value)
+    return value
+
+
+def _owned(args: dict) -> dict:
+    """A copy of one call's arguments sharing no dict or list with them (scalars, the usual
+    values, are taken as they are)."""
+    copied = dict(args)
+    for key, value in copied.items():
+        if type(value) not in _SCALARS:
+            copied[key] = _json_copy(value, 1)
+    return copied
 
 
 def normalise_ground_truth(gt: Any) -> GroundTruth:
@@ -44,24 +72,35 @@ def normalise_ground_truth(gt: Any) -> GroundTruth:
     edges renumbered; edges naming dropped or out-of-range calls are dropped, and so are edges
     with i >= j: the ground-truth sequence was executed in order, so every real edge points
     forward (this also makes the dependency graph acyclic). A ``GroundTruth`` is returned as it
-    is. Cached like ``schema.tool_table``: JSON strings by value, anything else by identity with
-    a strong reference held (so an id cannot be reused; the rollouts of one prompt share one
-    object). A ground truth is treated as immutable: edit one in place after scoring and the
-    cache is stale."""
+    is.
+
+    The result is a snapshot that owns its argument values: editing ``gt`` afterwards changes
+    neither it nor the next call's result. Cached by value, never by identity: JSON text by the
+    string, plain dicts and lists by their ``marshal`` bytes (which exist only for built-in
+    values and decode to an equal value of the same types), so the rollouts of a row, and every
+    copy of it, share one ``GroundTruth`` and an edited row is a new key. Anything else (numpy
+    values, dict subclasses) is normalised anew; ``prove.reward.prepare_turn`` normalises a row
+    once for all its rollouts."""
     if type(gt) is GroundTruth:
         return gt
-    key = gt if isinstance(gt, str) else id(gt)
+    if isinstance(gt, str):
+        key: str | bytes = gt
+    else:
+        try:
+            key = marshal.dumps(gt, 2)  # version 2: no back-references to objects
+        except (ValueError, RecursionError):
+            return _normalise_ground_truth(gt, owned=False)
     hit = _gt_cache.get(key)
-    if hit is not None and (hit[0] is gt or isinstance(gt, str)):
-        return hit[1]
-    normalised = _normalise_ground_truth(loads(gt) if isinstance(gt, str) else gt)
-    _gt_cache[key] = (gt, normalised)
-    if len(_gt_cache) > _GT_CACHE_SIZE:
-        _gt_cache.popitem(last=False)
-    return normalised
+    if hit is None:
+        raw = loads(gt, None) if isinstance(gt, str) else marshal.loads(key)  # a private copy
+        hit = _gt_cache[key] = _normalise_ground_truth(raw, owned=True)
+        if len(_gt_cache) > _GT_CACHE_SIZE:
+            _gt_cache.popitem(last=False)
+    return hit
 
 
-def _normalise_ground_truth(gt: Any) -> GroundTruth:
+def _normalise_ground_truth(gt: Any, owned: bool) -> GroundTruth:
+    """``owned``: the arguments are this function's alone (decoded), so they are not copied."""
     if isinstance(gt, dict):
         raw_calls = gt.get("calls")
         if type(raw_calls) is not list:
@@ -84,6 +123,8 @@ def _normalise_ground_truth(gt: Any) -> GroundTruth:
             if args is None:
                 args = {}
             if type(name) is str and name and isinstance(args, dict):
+                if not owned:
+                    args = _owned(args)
                 g = len(names)
                 index.append(g)
                 names.append(name)

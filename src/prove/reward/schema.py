@@ -15,14 +15,17 @@ keywords are unconstrained. Schemas nested deeper than ``MAX_SCHEMA_DEPTH`` are 
 below it, and each ``$ref`` hop counts as 4 levels, so a recursive schema (a tree) is unrolled a
 few times, not exponentially often.
 
-Caching: a tools list is compiled lazily (only the names actually called) and cached by object
-identity while a strong reference is held (so an id cannot be reused); single schemas are
-cached by their ``repr`` (exact for JSON values, and the same for every copy of a schema).
-Tool schemas are treated as immutable: edit one in place after scoring and the cache is stale.
+Caching: a tools list gets a new ``ToolTable`` on every call, compiled lazily (only the names
+actually called), so editing the list between two calls is seen by the second; to score many
+rollouts of one row, build its table once (``prove.reward.prepare_turn`` compiles every offered
+tool into a frozen table) and pass the ``ToolTable``. A JSON string's table is cached by its
+value, and single schemas by their value (``compile_tool``): both keys are values that cannot
+change, so neither cache can go stale.
 """
 
 from __future__ import annotations
 
+import marshal
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -202,6 +205,18 @@ def _resolve(schema: dict, defs: Mapping[str, Any]) -> Any:
     return None  # a remote or malformed reference: unconstrained
 
 
+def _frozen(value: Any, depth: int = 0) -> Any:
+    """An enum member with its dicts and lists copied, so a cached spec does not change with the
+    schema it was built from (below ``MAX_SCHEMA_DEPTH``: enough for any real schema, bounded on
+    adversarial ones; other types, which ``compile_tool`` never caches, are kept)."""
+    if depth < MAX_SCHEMA_DEPTH:
+        if type(value) is dict:
+            return {k: _frozen(v, depth + 1) for k, v in value.items()}
+        if type(value) is list:
+            return [_frozen(v, depth + 1) for v in value]
+    return value
+
+
 def compile_value(schema: Any, depth: int = 0, defs: Mapping[str, Any] | None = None) -> Check:
     """A predicate for one JSON schema (a property, an array's items, a nested object)."""
     defs = defs if defs is not None else {}
@@ -227,7 +242,7 @@ def compile_value(schema: Any, depth: int = 0, defs: Mapping[str, Any] | None = 
         allowed = frozenset(enum)
         checks.append(lambda v: isinstance(v, str) and v in allowed)
     elif isinstance(enum, list):
-        options = tuple(enum)
+        options = tuple(_frozen(e) for e in enum)
         checks.append(lambda v: any(json_equal(v, e) for e in options))
     for key in _BOUNDS:
         if key in schema:
@@ -383,17 +398,18 @@ def value_view(schema: Any, defs: Mapping[str, Any], depth: int = 0) -> dict | N
 
 
 class ToolSpec:
-    """One offered tool: its name, its argument predicate and what value matching needs."""
+    """One offered tool: its name, its argument predicate and what value matching needs, built
+    from the schema's value (it keeps none of the schema's dicts or lists)."""
 
-    __slots__ = ("name", "check", "schemas", "values")
+    __slots__ = ("name", "check", "values")
 
     def __init__(self, name: str, parameters: Any) -> None:
         parameters = parameters if isinstance(parameters, dict) else {}
         found = parameters.get("$defs", parameters.get("definitions"))
         defs = found if isinstance(found, dict) else {}
         self.name = name
-        self.check, self.schemas = object_check(parameters, 0, defs)
-        views = {k: value_view(v, defs) for k, v in self.schemas.items()}
+        self.check, schemas = object_check(parameters, 0, defs)
+        views = {k: value_view(v, defs) for k, v in schemas.items()}
         self.values: dict[str, dict] = {k: v for k, v in views.items() if v}
 
     def accepts(self, arguments: Any) -> bool:
@@ -404,28 +420,19 @@ class ToolSpec:
         return self.values.get(key) if isinstance(key, str) else None
 
 
-def _unwrap(schema: Any) -> tuple[str, Any] | None:
-    """(name, parameters) from an OpenAI or bare function schema; None if it is neither."""
-    if not isinstance(schema, dict):
-        return None
-    fn = schema.get("function")
-    if isinstance(fn, dict):
-        schema = fn
-    name = schema.get("name")
-    if not isinstance(name, str) or not name:
-        return None
-    return name, schema.get("parameters")
-
-
-_spec_cache: OrderedDict[str, ToolSpec] = OrderedDict()
+_spec_cache: OrderedDict[bytes, ToolSpec] = OrderedDict()
 
 
 def compile_tool(name: str, parameters: Any) -> ToolSpec:
-    """A ``ToolSpec``, cached by the ``repr`` of (name, parameters): exact for JSON values, and
-    stable for the same schema however many times it is copied or unpickled."""
+    """A ``ToolSpec``, cached by the value of (name, parameters): its ``marshal`` bytes, which
+    exist only for plain built-in values (dicts, lists, strings, numbers, bools, None) and decode
+    back to an equal value of the same types (True is not 1, 1 is not 1.0), so two schemas share
+    a spec only if they are the same value; however often a schema is copied or unpickled, its
+    copies hit. A schema holding anything else, or nested too deeply to marshal, is compiled
+    and not cached."""
     try:
-        key = repr((name, parameters))
-    except RecursionError:  # a pathologically nested schema: compile it, do not cache it
+        key = marshal.dumps((name, parameters), 2)  # version 2: no back-references to objects
+    except (ValueError, RecursionError):
         return ToolSpec(name, parameters)
     spec = _spec_cache.get(key)
     if spec is None:
@@ -456,17 +463,32 @@ class _Compiled(dict):
 class ToolTable:
     """The offered tools by name (``names``: name → raw parameters), compiled on first use.
     ``get(name)`` is the compiled tool, or None when no offered tool has this name (a plain dict
-    lookup once the name has been seen: it runs for every scored call)."""
+    lookup once the name has been seen: it runs for every scored call). ``compile_all`` compiles
+    every offered tool now, after which the table no longer reads ``names``' schemas."""
 
-    __slots__ = ("names", "get")
+    __slots__ = ("names", "get", "_complete")
 
     def __init__(self, tools: list) -> None:
-        self.names: dict[str, Any] = {}
-        for schema in tools:
-            unwrapped = _unwrap(schema)
-            if unwrapped is not None and unwrapped[0] not in self.names:
-                self.names[unwrapped[0]] = unwrapped[1]
-        self.get: Callable[[str], ToolSpec | None] = _Compiled(self.names).__getitem__
+        names: dict[str, Any] = {}
+        for schema in tools:  # OpenAI {"function": {...}} or bare {"name", "parameters"}
+            if isinstance(schema, dict):
+                fn = schema.get("function")
+                body = fn if isinstance(fn, dict) else schema
+                name = body.get("name")
+                if isinstance(name, str) and name and name not in names:
+                    names[name] = body.get("parameters")
+        self.names = names
+        self._complete = False
+        self.get: Callable[[str], ToolSpec | None] = _Compiled(names).__getitem__
+
+    def compile_all(self) -> ToolTable:
+        """Compile every offered tool (once) and return the table: a snapshot of the schemas as
+        they are now, safe to share across the rollouts of a row and to keep."""
+        if not self._complete:
+            for name in self.names:
+                self.get(name)
+            self._complete = True
+        return self
 
     def __contains__(self, name: object) -> bool:
         return name in self.names
@@ -475,23 +497,27 @@ class ToolTable:
         return len(self.names)
 
 
-_table_cache: OrderedDict[Any, tuple[Any, ToolTable]] = OrderedDict()
-_EMPTY = ToolTable([])
+_table_cache: OrderedDict[str, ToolTable] = OrderedDict()  # JSON text → its table
+_EMPTY = ToolTable([]).compile_all()
 
 
 def tool_table(tools: Any) -> ToolTable:
     """The table for an offered-tools list (a list, tuple, array-like or its JSON string; anything
-    else offers nothing). Cached by the identity of ``tools`` with a strong reference held, and
-    a JSON string by its value (a parquet row's copy of the same schemas hits the cache)."""
-    key = tools if isinstance(tools, str) else id(tools)
-    hit = _table_cache.get(key)
-    if hit is not None and (hit[0] is tools or isinstance(tools, str)):
-        return hit[1]
-    items = as_list(loads(tools, None) if isinstance(tools, str) else tools)
-    if not items:
-        return _EMPTY
-    table = ToolTable(items)
-    _table_cache[key] = (tools, table)
-    if len(_table_cache) > _TABLE_CACHE_SIZE:
-        _table_cache.popitem(last=False)
-    return table
+    else offers nothing); a ``ToolTable`` is returned as it is. A list gets a new table on every
+    call (see the module doc); a JSON string's table is cached by the string's value (the
+    rollouts of a parquet row, and every copy of the same text, share it)."""
+    if type(tools) is ToolTable:
+        return tools
+    if isinstance(tools, str):
+        hit = _table_cache.get(tools)
+        if hit is not None:
+            return hit
+        items = as_list(loads(tools, None))
+        if not items:
+            return _EMPTY
+        table = _table_cache[tools] = ToolTable(items)
+        if len(_table_cache) > _TABLE_CACHE_SIZE:
+            _table_cache.popitem(last=False)
+        return table
+    items = as_list(tools)
+    return ToolTable(items) if items else _EMPTY

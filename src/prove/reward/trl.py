@@ -15,6 +15,7 @@ from prove.calls import Call, normalise_call, parse_tool_calls
 from prove.reward.compose import score_turn
 from prove.reward.config import RewardConfig, get_config
 from prove.reward.parse import GroundTruth, normalise_ground_truth
+from prove.reward.schema import ToolTable, tool_table
 
 
 def calls_from_completion(completion: Any) -> list[Call]:
@@ -50,21 +51,24 @@ def score_batch(
     config: RewardConfig | str | None = None,
 ) -> list[dict[str, float | int]]:
     """``score_turn`` over a batch. A completion's ``tool_calls`` log, when given (not None),
-    takes precedence over calls parsed from its text. A ground truth shared by several rows is
-    normalised once. Misaligned columns raise ``ValueError``."""
+    takes precedence over calls parsed from its text. The ground truth and tools of a run of
+    consecutive rows that carry the same objects, as the rollouts of one prompt do, are
+    normalised once for the run (within this call, so a row edited between two calls scores as
+    edited). Misaligned columns raise ``ValueError``."""
     n = len(completions)
     cfg = get_config(config)
     gts = _column(ground_truth, n, "ground_truth")
     offered = _column(tools, n, "tools")
     logs = _column(tool_calls, n, "tool_calls")
-    shared: dict[int, GroundTruth] = {}  # the rollouts of one prompt share its ground truth
-    for gt in gts:
-        if id(gt) not in shared:
-            shared[id(gt)] = normalise_ground_truth(gt)
-    return [
-        score_turn(log if log is not None else calls_from_completion(c), shared[id(gt)], t, cfg)
-        for c, gt, t, log in zip(completions, gts, offered, logs, strict=True)
-    ]
+    scores: list[dict[str, float | int]] = []
+    row: tuple[Any, Any, GroundTruth, ToolTable] | None = None  # the current run of rows
+    for c, gt, t, log in zip(completions, gts, offered, logs, strict=True):
+        if row is None or gt is not row[0] or t is not row[1]:
+            # compiled lazily (only the names called): the table lives for this call only
+            row = (gt, t, normalise_ground_truth(gt), tool_table(t))
+        pred = log if log is not None else calls_from_completion(c)
+        scores.append(score_turn(pred, row[2], row[3], cfg))
+    return scores
 
 
 def make_trl_reward(config: RewardConfig | str | None = None) -> Callable[..., list[float]]:

@@ -35,6 +35,7 @@ from prove.synth.export import (
     write_jsonl,
     write_parquet,
 )
+from prove.synth.feasibility import SynthesisInfeasible, kind_feasibility, require_feasible
 from prove.synth.machine import Outcome, SynthEnv, Teacher, run_conversation
 from prove.synth.perturb import ChainPool, PerturbationRates, build_script
 from prove.synth.planner import LOOKUP_RATE
@@ -43,7 +44,7 @@ from prove.synth.records import KINDS, dumps, sha256_text
 from prove.synth.sampling import StateLinks
 from prove.synth.validate import MAX_ERROR_RATE, check_example
 
-__all__ = ["SynthesisStalled", "SynthConfig", "SynthResult", "Worker", "synthesize", "asynthesize", "PAPER_SIZES",
+__all__ = ["SynthesisInfeasible", "SynthesisStalled", "SynthConfig", "SynthResult", "Worker", "synthesize", "asynthesize", "PAPER_SIZES",
            "generate_range"]
 
 PAPER_SIZES: dict[str, int] = {"multi_turn": 10_895, "clarification": 1_500, "abstention": 1_122}
@@ -83,7 +84,9 @@ class SynthConfig:
     max_attempts: int | None = None
     """Attempts per kind before synthesis stops with :class:`SynthesisStalled` (None: 100 per
     example asked for, at least 2,000): a teacher or server that cannot produce a kind says so
-    instead of looping."""
+    instead of looping. A kind the selected servers' declarations rule out (no chain it can be
+    built on: :mod:`prove.synth.feasibility`) stops before the first attempt with
+    :class:`SynthesisInfeasible`."""
 
     @classmethod
     def from_profile(cls, profile: str, **overrides: Any) -> SynthConfig:
@@ -272,6 +275,8 @@ async def asynthesize(cfg: SynthConfig, out_dir: str | Path | None = None,
     graph, chains = await asyncio.to_thread(graph_chains, cfg.n_chains, cfg.seed, registry=registry,
                                             servers=cfg.servers, source=cfg.chain_source)
     say(f"graph: {len(graph.edges)} edges; {len(chains)} chains")
+    # before any attempt: a kind no selected server can produce stops here, with what to do
+    require_feasible(cfg.sizes, kind_feasibility(chains, registry, cfg.servers), say)
     init = (cfg, graph.to_rows(), [c.to_dict() for c in chains])
     pool: Pool | None = None
     if cfg.workers > 1:
