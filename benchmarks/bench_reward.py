@@ -4,8 +4,9 @@ Realistic turns from a fixed seed: n_g 1–5 ground-truth calls with dependency 
 predicted calls mixing ground-truth calls (some with drifted values or reordered), failed
 executions, extra valid calls, hallucinated names, wrong types and unparseable output; tool
 lists and ground truths shared by the rollouts of one prompt, as in a GRPO group. The first two
-rates score the same objects every pass (caches keyed by identity always hit); "new prompt
-objects every pass" gives each pass new copies, as each training step does.
+rates score the same objects every pass; "new prompt objects every pass" gives each pass new
+copies, as each training step does. The reward's caches are keyed by value (a row's JSON text,
+or its plain dicts' contents), never by object identity, so a mutated row is scored afresh.
 """
 
 from __future__ import annotations
@@ -128,9 +129,8 @@ def _rate(
     renew: bool = False,
 ) -> float:
     """Trajectories per CPU second of this process (so a busy machine does not understate it).
-    With ``renew`` every pass scores new prompt objects (``_renewed``, built untimed), so caches
-    keyed by object identity miss once per prompt, as they do once per prompt and step in
-    training; without it the same objects come back every pass and those caches always hit."""
+    With ``renew`` every pass scores new prompt objects (``_renewed``, built untimed), as each
+    training step does; without it the same objects come back every pass."""
     scored, spent = 0, 0.0
     while spent < seconds:
         rows = _renewed(work) if renew else work
