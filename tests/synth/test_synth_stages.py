@@ -28,7 +28,8 @@ import them (stricter than tests/test_layers.py, where reward sits below synthes
 
 STAGES: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundations", frozenset({"records", "evidence", "phrasing", "sampling", "intents"})),
-    ("generate", frozenset({"machine", "planner", "programmatic", "openai_teacher", "perturb"})),
+    ("generate", frozenset({"machine", "planner", "plan_values", "plan_results", "plan_lookup",
+                            "plan_errors", "programmatic", "openai_teacher", "perturb"})),
     ("validate", frozenset({"validate", "quality"})),
     ("export", frozenset({"export"})),
     ("drive", frozenset({"feasibility", "pipeline", "cli", "plots", "teachers"})),
@@ -36,7 +37,8 @@ STAGES: tuple[tuple[str, frozenset[str]], ...] = (
 """Every module of prove.synth (the package's __init__ aside), in stage order: a module imports
 only from its own stage or earlier ones. A new module takes its place here."""
 
-TEACHERS = frozenset({"programmatic", "planner", "openai_teacher"})
+TEACHERS = frozenset({"programmatic", "planner", "plan_values", "plan_results", "plan_lookup",
+                      "plan_errors", "openai_teacher"})
 
 
 def _modules() -> list[str]:

@@ -128,15 +128,16 @@ class ProgrammaticTeacher:
             tool = convo.env.registry.tool(p.tool)
             hidden = withheld["param"] if spec.kind == "clarify" and withheld and n == 0 else None
             kept = []
-            for param, kind, value, info in p.mentions:
+            for m in p.mentions:
                 if spec.kind == "clarify" and withheld and (
-                        param == hidden or repr(value) == repr(withheld["value"])):
+                        m.param == hidden or repr(m.value) == repr(withheld["value"])):
                     continue
-                key = f"{param}={value!r}"
-                if info.get("repeat") and (key in now or key in said and rng.random() < 0.5):
+                key = f"{m.param}={m.value!r}"
+                if m.info.get("repeat") and (key in now or key in said and rng.random() < 0.5):
                     continue
                 now.add(key)
-                kept.append((param, kind, value, {k: v for k, v in info.items() if k != "repeat"}))
+                kept.append((m.param, m.kind, m.value,
+                             {k: v for k, v in m.info.items() if k != "repeat"}))
             if p.template is not None:
                 entities = _entities(tool)
                 numbers = frozenset(q for q, sch in tool.input_schema.get("properties", {}).items()
@@ -167,8 +168,8 @@ class ProgrammaticTeacher:
                 got = user_value(spec, param, ctx, rng, args, params=self.params)
                 if got is None:
                     break
-                args[param] = got[0]
-                kept.append((param, got[1], got[0], {"words": got[2]} if got[2] else {}))
+                args[param] = got.value
+                kept.append((param, got.kind, got.value, {"words": got.words} if got.words else {}))
             else:
                 entities = _entities(spec)
                 return P.fill_request(template, kept, entities, rng)
@@ -177,8 +178,8 @@ class ProgrammaticTeacher:
         for param in spec.required:
             got = user_value(spec, param, ctx, rng, args, params=self.params)
             if got is not None:
-                args[param] = got[0]
-                mentions.append(P.mention(param, got[0], got[1], rng, words=got[2]))
+                args[param] = got.value
+                mentions.append(P.mention(param, got.value, got.kind, rng, words=got.words))
         text = P.step_text(rng.choice(P.tool_phrases(spec)), mentions, rng)
         return P.render_turn([text], rng, follow_up=k > 0)
 
