@@ -183,7 +183,6 @@ def initial_state(seed: int) -> <<Camel>>State:
             record_id=rid, title=title, category=rng.choice(["general", "urgent", "archive"]),
             owner_email=email(owner, "mail.example.com"), created_at=days_before(now, rng, 200),
         )
-    state.counters = {"<<PREFIX>>": record_id.n}
     return state
 '''
 
@@ -195,7 +194,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from prove.env.helpers import lookup, paginate, require
+from prove.env.helpers import lookup, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page
 from prove_servers.<<name>>.state import (<<state_imports>>)
@@ -217,8 +216,7 @@ def <<list_tool>>(
     q = query.strip().lower()
     found = [r for r in state.records.values()
              if q in r.title.lower() and (category is None or r.category == category)]
-    page, nxt = paginate(found, offset, limit)
-    return RecordList(records=page, total=len(found), next_offset=nxt)
+    return RecordList.of(found, offset, limit)
 
 
 @tool(sensitive=("record_id",))
@@ -261,7 +259,7 @@ from prove_servers.<<name>>.state import (
 
 
 def tiny() -> <<Camel>>State:
-    s = <<Camel>>State(now="2026-03-16T09:00", counters={"<<PREFIX>>": 3})
+    s = <<Camel>>State(now="2026-03-16T09:00")
     for n, (title, category) in enumerate((("Acme budget", "general"), ("Acme audit", "urgent"),
                                            ("Old survey", "archive")), start=1):
         rid = f"<<PREFIX>>-{n:04d}"
