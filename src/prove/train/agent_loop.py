@@ -9,8 +9,8 @@ Registered with VERL under ``AGENT_NAME`` (training rows carry ``agent_name: pro
 * runs one turn's parallel calls one after another in the order the model wrote them (state
   changes in an episode are ordered) and logs every ``<tool_call>`` block of every assistant turn
   in that order in ``extra_fields["tool_calls"]``, including the blocks that never reach a server,
-  each as a failed call so validity, efficiency and the budget see it: a block VERL's hermes
-  parser drops (JSON that does not parse, no ``name``/``arguments``; VERL only logs a line), a
+  each as a failed call so validity, efficiency and the budget see it: a block the hermes
+  parser drops (JSON that does not parse, no ``name``; VERL only logs a line), a
   trailing block cut off before ``</tool_call>``, calls beyond ``multi_turn.max_parallel_calls``
   in one turn (VERL neither runs nor logs them), the calls of a turn that ended the rollout on a
   limit (``max_assistant_turns``, ``max_user_turns``, ``response_length``: VERL never parses
@@ -18,7 +18,11 @@ Registered with VERL under ``AGENT_NAME`` (training rows carry ``agent_name: pro
 * never cuts a prompt silently: one longer than ``rollout.prompt_length`` raises under
   ``data.truncation: error`` (VERL's loop would cut it from the left, dropping the system prompt
   with the tool schemas) and is cut on the configured side, with a warning, otherwise;
-* closes the trajectory's episode on the server when the trajectory ends, however it ends.
+* closes the trajectory's episode on the server when the trajectory ends, however it ends;
+* parses hermes blocks with :class:`ProveHermesToolParser`: VERL's hermes parser drops a block
+  with a ``name`` and no ``arguments`` (or ``"arguments": null``), which the reward's text parse
+  (``prove.calls.parse_tool_calls``) counts as a call with ``{}``; here it is that call, and it
+  runs (a tool without required parameters needs no arguments).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopOutput, register
 from verl.experimental.agent_loop.tool_agent_loop import AgentData, AgentState, ToolAgentLoop
-from verl.experimental.agent_loop.tool_parser import FunctionCall
+from verl.experimental.agent_loop.tool_parser import FunctionCall, HermesToolParser
 from verl.tools.schemas import ToolResponse
 
 from prove.rows import AGENT_NAME
@@ -39,7 +43,7 @@ from prove.train.chat_template import token_builder
 from prove.train.schema import row_schemas
 from prove.train.session import TOOL_LOG_KEY, close_episode, failed_entry
 
-__all__ = ["ProveAgentLoop", "hermes_blocks", "refuse_arguments", "Block"]
+__all__ = ["ProveAgentLoop", "ProveHermesToolParser", "hermes_blocks", "refuse_arguments", "Block"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +53,8 @@ _MAX_RAW_CHARS = 500  # of a dropped block, kept in its log entry
 
 
 class Block:
-    """One ``<tool_call>`` block of an assistant turn: ``call`` is what VERL's hermes parser makes
-    of it, or None when VERL drops it (then ``error`` says why)."""
+    """One ``<tool_call>`` block of an assistant turn: ``call`` is what the loop's hermes parser
+    (:class:`ProveHermesToolParser`) makes of it, or None when it drops it (then ``error`` says why)."""
 
     __slots__ = ("raw", "call", "error")
 
@@ -77,17 +81,37 @@ def _loads(text: str) -> Any:
 
 
 def _parse_block(raw: str) -> Block:
-    """Exactly VERL's hermes rule (``HermesToolParser.extract_tool_calls``): JSON with ``name`` and
-    ``arguments`` becomes a ``FunctionCall`` (arguments re-dumped as JSON); anything else is
-    dropped."""
+    """VERL's hermes rule (``HermesToolParser.extract_tool_calls``) but for one case: JSON with a
+    ``name`` becomes a ``FunctionCall`` (arguments re-dumped as JSON), its ``arguments`` absent or
+    null read as ``{}`` as the reward's text parse reads them (VERL drops such a block); anything
+    else is dropped."""
     try:
         decoded = json.loads(raw)
-        name, arguments = decoded["name"], decoded["arguments"]
+        name, arguments = decoded["name"], decoded.get("arguments")
+        arguments = {} if arguments is None else arguments
         return Block(raw, FunctionCall(name=name, arguments=json.dumps(arguments, ensure_ascii=False)), None)
     except Exception as exc:  # what VERL's parser catches; the reason goes into the log
         reason = f"{type(exc).__name__}: {exc}"
-    return Block(raw, None, f"malformed <tool_call> (VERL's hermes parser dropped it: {reason[:200]}); "
+    return Block(raw, None, f"malformed <tool_call> (the hermes parser dropped it: {reason[:200]}); "
                             'write <tool_call>{"name": ..., "arguments": {...}}</tool_call>')
+
+
+class ProveHermesToolParser(HermesToolParser):
+    """VERL's hermes parser with PROVE's block rule (``_parse_block``): a block with a ``name`` and
+    no ``arguments`` is a call with ``{}``, as ``prove.calls.parse_tool_calls`` counts it for the
+    reward, instead of a block VERL drops (so nothing ran while the reward credited a call).
+    ``ProveAgentLoop`` uses it in place of VERL's when ``multi_turn.format`` is ``hermes``."""
+
+    async def extract_tool_calls(self, responses_ids: list[int], tools: list[Any] | None = None
+                                 ) -> tuple[str, list[FunctionCall]]:
+        text = await asyncio.get_running_loop().run_in_executor(None, self.tokenizer.decode, responses_ids)
+        if _OPEN not in text or _CLOSE not in text:
+            return text, []
+        blocks = [_parse_block(m.group(1)) for m in _BLOCK.finditer(text)]
+        for block in blocks:
+            if block.call is None:
+                logger.warning("dropped a <tool_call> block: %s", block.error)
+        return _BLOCK.sub("", text), [b.call for b in blocks if b.call is not None]
 
 
 def refuse_arguments(name: str, raw: str) -> dict[str, Any] | None:
@@ -103,7 +127,7 @@ def refuse_arguments(name: str, raw: str) -> dict[str, Any] | None:
 
 
 def hermes_blocks(text: str) -> list[Block]:
-    """Every ``<tool_call>`` block of ``text`` in order, as VERL's hermes parser sees it, plus a
+    """Every ``<tool_call>`` block of ``text`` in order, as :class:`ProveHermesToolParser` sees it, plus a
     trailing ``<tool_call>`` cut off before its ``</tool_call>`` (VERL ignores it; it counts as a
     malformed call here, as in ``prove.calls.parse_tool_calls``)."""
     blocks: list[Block] = []
@@ -129,6 +153,8 @@ class ProveAgentLoop(ToolAgentLoop):
         # (Granite, Gemma, SmolLM2): prove.train.preflight.check_turn_boundaries checks this choice
         self.continuous_token_builder = token_builder(self.tokenizer, hf_model_type,
                                                       dict(self.apply_chat_template_kwargs or {}))
+        if self.tool_parser_name == "hermes":  # a call without arguments runs, as the reward counts it
+            self.tool_parser = ProveHermesToolParser(self.tokenizer)
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         self._agent_data = None

@@ -15,7 +15,7 @@ else — group advantages, the clipped policy-gradient loss, KL, the optimiser, 
   offered tools (``extra_info["tools"]``) by the model's chat template;
 * generation is the policy's own ``generate`` (sampling as configured), up to
   ``multi_turn.max_assistant_turns`` assistant turns and ``data.max_response_length`` tokens; every
-  ``<tool_call>`` block is parsed as VERL's hermes parser does (``prove.train.agent_loop
+  ``<tool_call>`` block is parsed as the VERL agent loop parses it (``prove.train.agent_loop
   .hermes_blocks``), run in the episode in the order written, and logged — malformed blocks,
   unknown tools and calls past a limit as failed calls — for the reward;
 * tool results are appended as the chat template renders them (VERL's way: the tool turn alone,
