@@ -1,5 +1,7 @@
-"""Shared fixtures: the registry, one `prove serve` on a free loopback port per session, and one
-small real synthesis run whose examples and training rows the training and reward tests use."""
+"""Shared fixtures: the registry, one `prove serve` on a free loopback port per session, one
+small real synthesis run whose examples and training rows the training and reward tests use, and
+the smoke pipeline (notebooks 01..07, `notebook_run`) whose outputs the notebook tests and the
+end-to-end tests of what the notebooks execute assert on."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from notebook_run import install_kernel, run_smoke
 
 from prove.env.launch import EnvServer
 from prove.env.registry import Registry, load_registry
@@ -60,3 +63,18 @@ def synth_rows(synth_export: Path) -> list[dict[str, Any]]:
     for i, row in enumerate(rows):
         row["extra_info"]["index"] = i
     return rows
+
+
+@pytest.fixture(scope="session")
+def kernel() -> str:
+    """This venv's Jupyter kernel, installed on first use."""
+    return install_kernel()
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory: pytest.TempPathFactory, kernel: str) -> dict[str, Any]:
+    """01..07 in order on the smoke profile into one results folder, as ./run_all.sh runs them
+    (``notebook_run.run_smoke``; ~21 min here), once per session for whichever test asks first: a
+    test that requests it is marked ``slow`` with ``@pytest.mark.timeout(notebook_run.SMOKE_TIMEOUT_S)``
+    and reads the folder through ``notebook_run.smoke_results``."""
+    return run_smoke(tmp_path_factory.mktemp("smoke_run"), kernel)

@@ -3,28 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from notebook_run import NOTEBOOKS, SMOKE_TIMEOUT_S
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-# A cell that runs longer fails with its notebook and source named (the longest smoke cells, 05's
-# training and 06's evaluation, take ~7 min on two cores): a hang costs 20 minutes, not the run.
-CELL_TIMEOUT_S = 1200
-
-
-@pytest.fixture(scope="session")
-def kernel() -> str:
-    from jupyter_client.kernelspec import find_kernel_specs
-
-    if "prove" not in find_kernel_specs():
-        subprocess.run([sys.executable, "-m", "ipykernel", "install", "--sys-prefix", "--name", "prove",
-                        "--display-name", "PROVE (.venv)"], check=True, capture_output=True)
-    return "prove"
+# The smoke run itself is the session fixture `smoke_run` (tests/conftest.py, notebook_run.py): the
+# end-to-end tests of what 06 executes (tests/eval: BFCL's chain entries, the τ² slice) read its
+# outputs too, so whichever of them runs first runs the pipeline, once.
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -39,49 +26,8 @@ def test_notebook_is_stored_clean_with_a_parameters_cell(path: Path) -> None:
         assert f"{name} = " in src
 
 
-@pytest.fixture(scope="session")
-def smoke_run(tmp_path_factory: pytest.TempPathFactory, kernel: str) -> dict[str, Any]:
-    """01..07 in order on the smoke profile into one results folder, as ./run_all.sh runs them:
-    05 trains on 03's export and 06 evaluates what 05 trained. A failing notebook stops the run
-    (later ones are not run), and its error is kept for its own test to report."""
-    import papermill as pm
-
-    from prove.env.launch import EnvServer
-
-    root = tmp_path_factory.mktemp("smoke_run")
-    results, figures = root / "results", root / "figures"
-    done: dict[str, Any] = {"results": results, "figures": figures, "errors": {}, "ran": []}
-    with EnvServer() as server:
-        for path in NOTEBOOKS:
-            try:
-                _execute(pm, path, root, kernel, results, figures, server.url)
-                done["ran"].append(path.stem)
-            except Exception as exc:  # noqa: BLE001 - reported by the notebook's own test
-                done["errors"][path.stem] = exc
-                break
-    return done
-
-
-def _execute(pm: Any, path: Path, root: Path, kernel: str, results: Path, figures: Path, url: str) -> None:
-    import os
-
-    before = os.environ.get("PROVE_ENV_URL")
-    os.environ["PROVE_ENV_URL"] = url  # the kernel inherits it, as under ./run_all.sh
-    try:
-        pm.execute_notebook(
-            str(path), str(root / path.name), kernel_name=kernel, cwd=str(ROOT), progress_bar=False,
-            execution_timeout=CELL_TIMEOUT_S, interrupt_on_timeout=True,  # Ctrl-C: a launch stops its trainer
-            parameters={"profile": "smoke", "results_dir": str(results), "figures_dir": str(figures)},
-        )
-    finally:
-        if before is None:
-            os.environ.pop("PROVE_ENV_URL", None)
-        else:
-            os.environ["PROVE_ENV_URL"] = before
-
-
 @pytest.mark.slow
-@pytest.mark.timeout(2400)  # the first one runs the whole smoke pipeline (the session fixture, ~16 min here)
+@pytest.mark.timeout(SMOKE_TIMEOUT_S)  # the first test to ask runs the whole smoke pipeline (~21 min here)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_on_smoke_profile(path: Path, smoke_run: dict[str, Any]) -> None:
     if path.stem in smoke_run["errors"]:
@@ -93,7 +39,7 @@ def test_notebook_runs_on_smoke_profile(path: Path, smoke_run: dict[str, Any]) -
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(2400)
+@pytest.mark.timeout(SMOKE_TIMEOUT_S)
 def test_smoke_run_trains_and_evaluates_the_chain(smoke_run: dict[str, Any]) -> None:
     """05 trained SFT then GRPO from it; 06 evaluated base, SFT and GRPO on the same held-out turns."""
     import pandas as pd

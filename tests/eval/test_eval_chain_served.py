@@ -1,6 +1,12 @@
 """``evaluate_chain`` serves each model once (vLLM's CPU build here) for its held-out turns and its
 benchmarks, then stops it; which server config a model gets (placement, CPU, GPU).
 
+The 06 notebook runs ``evaluate_chain`` for real on the smoke profile, and tests/eval/test_tau2_e2e.py
+checks there that BFCL and τ² of each model went to one server. What a finished run cannot show is
+checked here, with stand-in benchmarks on one model: the held-out run's server still answers when
+the benchmarks start, and it is stopped, with no member of its process group left, before
+``evaluate_chain`` returns.
+
     .venv/bin/python -m pytest tests/eval/test_eval_chain_served.py -x -q
 """
 

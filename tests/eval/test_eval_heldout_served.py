@@ -1,6 +1,12 @@
 """Held-out evaluation through a served model: a real vLLM server (CPU build, SmolLM2) on loopback,
 a real ``prove serve``, VERL's agent loop, rows run concurrently and reported in row order.
 
+The 06 notebook runs held-out turns through the same path on the smoke profile, but what it writes
+(heldout_turns.csv, heldout_summary.csv) keeps neither how many requests were in flight at once nor
+the rows' call logs that the reward is recomputed from here, and this module's server is needed
+anyway by the token-level tests below; so these tests keep their own run (~30 s of generation on
+top of the server's start), and tests/test_notebooks.py checks 06's.
+
     .venv/bin/python -m pytest tests/eval/test_eval_heldout_served.py -x -q
 """
 

@@ -1,63 +1,82 @@
 """End to end on CPU: `tau2 run` on the smoke profile's mock tasks, policy and user simulator both served SmolLM2.
 
-    .venv/bin/python -m pytest tests/eval/test_tau2_e2e.py -q -s     # ~1-2 min on two cores
+The 06 notebook runs exactly this slice on the smoke profile (``EvalPlan.from_profile`` of ``eval:``,
+``evaluate_model`` -> ``Tau2`` -> ``tau2 run``, the user simulator served for the run) for every model
+of the chain, base included. The test asserts on those runs' files in the smoke run (the session
+fixture ``smoke_run``, shared with tests/test_notebooks.py) instead of serving the base model and
+running the same two conversations a second time (~200 s).
+
+    .venv/bin/python -m pytest tests/eval/test_tau2_e2e.py -q   # runs the smoke pipeline first (~21 min)
 """
 
 from __future__ import annotations
 
 import json
-import time
+from typing import Any
 
 import pytest
+from notebook_run import SMOKE_TIMEOUT_S, smoke_results
 
-from prove.eval.tau2 import parse_results, tau2_available
-
-llm = pytest.importorskip("prove.llm", reason="prove.llm (the local model server) is not available")
-
-from prove.eval.pipeline import EvalPlan, evaluate_model, run_label  # noqa: E402
-from prove.eval.served import serve_local  # noqa: E402
-from prove.profiles import load_profile  # noqa: E402
+from prove.eval.tau2 import parse_results, score_results, tau2_available
 
 TAU2_OK, TAU2_WHY = tau2_available()
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not TAU2_OK, reason=TAU2_WHY)
-@pytest.mark.timeout(1200)
-def test_smoke_profile_tau2_slice_runs_through_tau2_run_against_served_models(tmp_path):
-    ok, why = llm.llm_extra_available()
-    if not ok:
-        pytest.skip(why)
-    plan = EvalPlan.from_profile(load_profile("smoke").eval, benchmarks=("tau2",), results_dir=tmp_path)
-    assert plan.tau2_domains == ("mock",) and plan.tau2_user_llm == "local"
-    start = time.perf_counter()
-    with serve_local() as served:  # the policy; the adapter serves the user simulator itself
-        out = evaluate_model("SmolLM2-135M", "base", served.endpoint, plan)
-    seconds = time.perf_counter() - start
-    assert out["skipped"] == {} and out["bfcl"] is None
-    [row] = out["tau2"]
-    assert row["domain"] == "mock" and row["tasks"] == len(plan.tau2_task_ids)
-    assert row["trials_per_task"] == plan.tau2_trials == 1
-    assert 0.0 <= row["pass^1"] <= 1.0 and row["agent_llm"] == f"openai/{served.endpoint.model}"
-    [long] = [r for r in out["rows"] if r["benchmark"] == "tau2_bench"]
-    assert long["score"] == pytest.approx(100 * row["pass^1"])
+@pytest.mark.timeout(SMOKE_TIMEOUT_S)  # the first test to ask for the smoke run runs the whole pipeline
+def test_smoke_profile_tau2_slice_runs_through_tau2_run_against_served_models(smoke_run: dict[str, Any]) -> None:
+    """For base, SFT and GRPO: τ²'s own results file holds the tasks asked for, one conversation each
+    between the model's server (the one BFCL's generation used too: one server per model) and a
+    second server simulating the user (the same model for every checkpoint), with the profile's
+    arguments and caps, token counts from the server, and pass^1 in the comparison table (x100)."""
+    import pandas as pd
 
-    # τ²'s own results file: the tasks asked for, one conversation each, two different servers
-    label = run_label("SmolLM2-135M", "base")
-    results = tmp_path / "tau2" / label / "raw" / f"prove_{label}_mock.json"
-    data = json.loads(results.read_text())
-    assert sorted(s["task_id"] for s in data["simulations"]) == sorted(plan.tau2_task_ids)
-    agent_base = data["info"]["agent_info"]["llm_args"]["api_base"]
-    user_base = data["info"]["user_info"]["llm_args"]["api_base"]
-    assert agent_base == served.endpoint.base_url and user_base != agent_base
-    for sim in data["simulations"]:
-        roles = [m["role"] for m in sim["messages"]]
-        assert "user" in roles and "assistant" in roles
-        assert sim["reward_info"] is not None and sim["termination_reason"] in {
-            "user_stop", "agent_stop", "max_steps", "too_many_errors"}
-        # every generated message carries the token counts the server reported
-        assert all(m["usage"]["prompt_tokens"] > 0 for m in sim["messages"][1:] if m["role"] != "tool")
-    parsed = parse_results(results)
-    assert parsed["domain"] == "mock" and set(parsed["trials"]) == set(plan.tau2_task_ids)
-    print(f"\nτ² mock on SmolLM2-135M: pass^1 {row['pass^1']:.2f} over {row['tasks']} tasks "
-          f"(termination {row['termination']}) in {seconds:.0f}s")
+    from prove.eval.bfcl_child import read_config
+    from prove.eval.chain import eval_model_name, table_variant
+    from prove.eval.pipeline import EvalPlan, run_label
+    from prove.profiles import load_profile
+    from prove.train.config import load_train_config
+
+    results = smoke_results(smoke_run, "06")
+    prof = load_profile("smoke")
+    plan = EvalPlan.from_profile(prof.eval)
+    assert plan.tau2_domains == ("mock",) and plan.tau2_user_llm == "local"
+    assert prof.train.chain_benchmarks is None or "tau2" in prof.train.chain_benchmarks
+    [name] = [eval_model_name(load_train_config(c)) for c in prof.train.configs]
+    runs = list(pd.read_csv(results / "heldout_summary.csv")["run"])
+    assert runs[0] == "base" and len(runs) > 1
+    comparison = pd.read_csv(results / "eval_comparison.csv")
+    [scores] = comparison[(comparison["model"] == name) & (comparison["benchmark"] == "tau2_bench")].to_dict("records")
+
+    users = set()
+    for run in runs:
+        label = run_label(name, table_variant(run))
+        raw = results / "tau2" / label / "raw" / f"prove_{label}_mock.json"
+        data = json.loads(raw.read_text())
+        info = data["info"]
+        assert sorted(s["task_id"] for s in data["simulations"]) == sorted(plan.tau2_task_ids)
+        assert info["num_trials"] == plan.tau2_trials == 1 and info["max_steps"] == plan.tau2_max_steps
+        agent, user = info["agent_info"], info["user_info"]
+        generate = read_config(results / "bfcl" / label / "logs" / f"{label}.generate.json")
+        assert agent["llm"] == f"openai/{generate.models[0].model_name}"
+        assert agent["llm_args"]["api_base"] == generate.base_url != user["llm_args"]["api_base"]
+        assert {k: agent["llm_args"][k] for k in plan.tau2_agent_llm_args} == plan.tau2_agent_llm_args
+        assert {k: user["llm_args"][k] for k in plan.tau2_user_llm_args} == plan.tau2_user_llm_args
+        users.add(user["llm"])
+        for sim in data["simulations"]:
+            roles = [m["role"] for m in sim["messages"]]
+            assert "user" in roles and "assistant" in roles
+            assert sim["reward_info"] is not None and sim["termination_reason"] in {
+                "user_stop", "agent_stop", "max_steps", "too_many_errors"}
+            # every generated message carries the token counts the server reported
+            assert all(m["usage"]["prompt_tokens"] > 0 for m in sim["messages"][1:] if m["role"] != "tool")
+        parsed = parse_results(raw)
+        assert parsed["domain"] == "mock" and set(parsed["trials"]) == set(plan.tau2_task_ids)
+        row = score_results(parsed)  # what Tau2.score reports for the domain
+        assert row["tasks"] == len(plan.tau2_task_ids) and row["trials_per_task"] == 1
+        assert 0.0 <= row["pass^1"] <= 1.0 and row["agent_llm"] == agent["llm"]
+        assert scores[table_variant(run)] == pytest.approx(100 * row["pass^1"])
+        print(f"\nτ² mock on {label}: pass^1 {row['pass^1']:.2f} over {row['tasks']} tasks "
+              f"(termination {row['termination']})")
+    assert len(users) == 1, f"the user simulator differs between checkpoints: {users}"
