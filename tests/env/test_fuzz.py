@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from prove.env import Hub, load_registry
+from prove.env.errors import REASONS
 from prove.env.sampling import ValuePool
 from prove.env.types import ENTITY, declared_entity
 
@@ -91,11 +92,13 @@ def _check(tool: str, arguments: Any, episode: str) -> None:
     except Exception:
         CALLS["raised"] += 1  # counted for the run's summary line; the test fails on it
         raise
-    assert set(out) == {"name", "arguments", "ok", "result" if out["ok"] else "error"}
+    assert set(out) == ({"name", "arguments", "ok", "result"} if out["ok"]
+                        else {"name", "arguments", "ok", "error", "detail"})
     if not out["ok"] or not spec.write:
         assert HUB.server_hash(episode, spec.server) == before, out
     if not out["ok"]:
         assert isinstance(out["error"], str) and out["error"]
+        assert out["detail"]["reason"] in REASONS, out  # the facts, whatever the input
     CALLS["ok" if out["ok"] else "error"] += 1
     HUB.close(episode)
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from prove.env import Hub, ServerSpec, ServerState
+from prove.env.errors import REASONS
 
 EPISODE = "t"  # the one episode each test's hub opens
 
@@ -43,5 +44,14 @@ def fails(hub: Hub, tool: str, /, *fragments: str, **args: Any) -> str:
     assert not out["ok"], out
     for frag in fragments:
         assert frag in out["error"], (frag, out["error"])
+    assert out["detail"]["reason"] in REASONS, out["detail"]  # every refusal carries its facts
     assert hub.state_hash(EPISODE, every) == before, "a failed call changed the state"
     return out["error"]
+
+
+def refusal(hub: Hub, tool: str, /, **args: Any) -> dict[str, Any]:
+    """Call ``tool`` with ``args``; it must fail; its structured detail (prove.env.errors): reason,
+    params, rejected_params, rejected, choices, wanted."""
+    out = hub.call(tool, args, episode_id=EPISODE)
+    assert not out["ok"], out
+    return out["detail"]

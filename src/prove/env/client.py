@@ -110,7 +110,10 @@ def logged_from_result(name: str, arguments: Any, result: CallToolResult) -> dic
     """Turn an MCP CallToolResult into the logged-call dict of DESIGN.md."""
     if result.is_error:
         text = "".join(getattr(c, "text", "") for c in result.content)
-        return {"name": name, "arguments": arguments, "ok": False, "error": text}
+        logged = {"name": name, "arguments": arguments, "ok": False, "error": text}
+        if isinstance(result.structured_content, dict):  # a PROVE server's facts (prove.env.errors)
+            logged["detail"] = result.structured_content
+        return logged
     payload = result.structured_content
     if payload is None:
         text = "".join(getattr(c, "text", "") for c in result.content)

@@ -15,6 +15,9 @@ tests/env/test_server_contract.py runs `check_server` over whatever `load_regist
 - tools: at least one read and one write (the episode, exactly-once and fuzz tests need both),
   each with a lower_snake name a model API accepts, a description, every parameter described,
   every `Literal` surfacing as an enum, an object output schema from a pydantic return type;
+- errors raised as `prove.env.errors.ToolError` (through `require`, `lookup` or directly), whose
+  facts (reason, parameters, rejected values, choices) travel as data; a module that imports MCP's
+  own ToolError raises errors synthesis cannot read;
 - the declared-meaning rules of servers/README ("Meaning is declared once, in the type": id
   parameters declare their entity kind and some tool returns it, one date format, paged listings,
   names that say whose noun) are part of the contract and are checked by
@@ -32,11 +35,13 @@ server: `check_paper_inventory` checks it by name, and tests/env/test_registry.p
 from __future__ import annotations
 
 import re
+import sys
 import typing
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 from pydantic import BaseModel
 
 from prove.env.registry import FAMILIES, Registry, ServerSpec
@@ -137,6 +142,16 @@ def _tables(state: ServerState) -> dict[str, dict[Any, Any]]:
     return {k: v for k, v in state.__dict__.items() if isinstance(v, dict) and k != "counters"}
 
 
+def _check_errors(spec: ServerSpec, package: str) -> list[str]:
+    """Modules of the server's package that would raise MCP's unstructured ToolError."""
+    return [f"server {spec.name}: {name} imports MCP's ToolError, whose errors carry no facts; "
+            f"raise prove.env.errors.ToolError (or use require/lookup from prove.env.helpers) with "
+            f"its reason, params, rejected values and choices"
+            for name, module in sorted(sys.modules.items())
+            if (name == package or name.startswith(package + "."))
+            and getattr(module, "ToolError", None) is McpToolError]
+
+
 def _check_state(spec: ServerSpec) -> list[str]:
     where = f"server {spec.name}"
     if not (isinstance(spec.state_model, type) and issubclass(spec.state_model, ServerState)):
@@ -194,6 +209,7 @@ def check_server(spec: ServerSpec) -> list[str]:
         problems.append(f"{where}: description must say what the app holds in at least "
                         f"{MIN_DESCRIPTION_CHARS} characters; got {spec.description!r}")
     problems += _check_state(spec)
+    problems += _check_errors(spec, package)
     reads = sum(not t.write for t in spec.tools)
     writes = len(spec.tools) - reads
     if reads < MIN_READ_TOOLS or writes < MIN_WRITE_TOOLS:

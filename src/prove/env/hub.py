@@ -35,6 +35,7 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 
 from prove.env.episodes import DEFAULT_EPISODE, Episode, EpisodeStore, StoreFull
+from prove.env.errors import detail_of
 from prove.env.registry import Registry, ServerSpec, load_registry
 from prove.env.state import ServerState, writing
 
@@ -499,8 +500,11 @@ class Hub:
     ) -> LoggedCall:
         spec = self.registry.tools.get(name) if isinstance(name, str) else None
         if spec is None or (server is not None and spec.server != server):
-            return {"name": name, "arguments": arguments, "ok": False,
-                    "error": self._unknown_tool(name, server)}
+            error, close = self._unknown_tool(name, server)
+            return {"name": name, "arguments": arguments, "ok": False, "error": error,
+                    "detail": {"reason": "unknown_tool", "params": [], "rejected_params": [],
+                               "rejected": [str(name)[:80]],
+                               "choices": close, "wanted": []}}
         try:
             kwargs = spec.validate(arguments)
             if spec.write:
@@ -521,7 +525,8 @@ class Hub:
             else:
                 result = spec.fn(state, **kwargs)
         except ToolError as exc:
-            return {"name": name, "arguments": arguments, "ok": False, "error": str(exc)}
+            return {"name": name, "arguments": arguments, "ok": False, "error": str(exc),
+                    "detail": detail_of(exc, arguments if isinstance(arguments, Mapping) else None)}
         return {"name": name, "arguments": arguments, "ok": True,
                 "result": result.model_dump(mode="json")}
 
@@ -649,11 +654,11 @@ class Hub:
                 )
         return list(prefix)
 
-    def _unknown_tool(self, name: Any, server: str | None) -> str:
+    def _unknown_tool(self, name: Any, server: str | None) -> tuple[str, list[str]]:
         pool = (
             self._names if server is None else self.registry.server(server).tool_names()
         )
         where = f"on server '{server}'" if server else "in this environment"
         close = difflib.get_close_matches(str(name), pool, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
-        return f"unknown tool {str(name)!r:.80} {where}{hint} ({len(pool)} tools available)"
+        return f"unknown tool {str(name)!r:.80} {where}{hint} ({len(pool)} tools available)", close

@@ -194,7 +194,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from prove.env.helpers import lookup, require
+from prove.env.helpers import find, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page
 from prove_servers.<<name>>.state import (<<state_imports>>)
@@ -222,7 +222,7 @@ def <<list_tool>>(
 @tool(sensitive=("record_id",))
 def <<get_tool>>(state: <<Camel>>State, record_id: RecordId) -> <<Camel>>Record:
     """Get one <<name>> record: its title, category, owner and creation time."""
-    return lookup(state.records, record_id, "record_id", "record")
+    return find(state.records, record_id)  # entity and parameter read from RecordId's declaration
 
 
 @tool(write=True, sensitive=("owner_email",))
@@ -234,10 +234,12 @@ def <<create_tool>>(
 ) -> <<Camel>>Record:
     """Create a <<name>> record; titles are unique, so an existing title is refused."""
     require("@" in owner_email.strip("@"),
-            f"owner_email must be an email address like 'ada@mail.example.com', got '{owner_email}'")
+            f"owner_email must be an email address like 'ada@mail.example.com', got '{owner_email}'",
+            params=("owner_email",), rejected=(owner_email,))
     same = next((r for r in state.records.values() if r.title.lower() == title.strip().lower()), None)
     require(same is None, f"title '{title}' is taken by record "
-            f"'{same.record_id if same else ''}' (parameter 'title'); choose another title")
+            f"'{same.record_id if same else ''}' (parameter 'title'); choose another title",
+            reason="conflict", params=("title",), rejected=(title,))
     record = <<Camel>>Record(record_id=state.new_id("<<PREFIX>>"), title=title.strip(),
                              category=category, owner_email=owner_email, created_at=state.now)
     state.records[record.record_id] = record
@@ -248,7 +250,7 @@ _TEST = '''"""<<Camel>> server: every tool through the hub on a tiny hand-built 
 
 from __future__ import annotations
 
-from server_helpers import fails, hub_fixture, ok
+from server_helpers import fails, hub_fixture, ok, refusal
 
 from prove.env import Hub
 from prove_servers.<<name>> import SERVER
@@ -286,6 +288,9 @@ def test_get(hub: Hub) -> None:
     assert ok(hub, "<<get_tool>>", record_id="<<PREFIX>>-0002")["title"] == "Acme audit"
     fails(hub, "<<get_tool>>", "record '<<PREFIX>>-0099' not found", "<<PREFIX>>-0001",
           record_id="<<PREFIX>>-0099")
+    detail = refusal(hub, "<<get_tool>>", record_id="<<PREFIX>>-0099")  # the facts, as data
+    assert detail["reason"] == "not_found" and detail["params"] == ["record_id"]
+    assert "<<PREFIX>>-0001" in detail["choices"]
 
 
 def test_create_and_its_preconditions(hub: Hub) -> None:
@@ -296,6 +301,8 @@ def test_create_and_its_preconditions(hub: Hub) -> None:
     assert ok(hub, "<<list_tool>>", category="urgent")["total"] == 2
     fails(hub, "<<create_tool>>", "title 'acme BUDGET' is taken", "<<PREFIX>>-0001",
           title="acme BUDGET", category="general", owner_email="bo@mail.example.com")
+    assert refusal(hub, "<<create_tool>>", title="acme BUDGET", category="general",
+                   owner_email="bo@mail.example.com")["reason"] == "conflict"
     fails(hub, "<<create_tool>>", "owner_email must be an email address", title="New one",
           category="general", owner_email="bo")
     fails(hub, "<<create_tool>>", "category", "urgent", title="New one", category="later",

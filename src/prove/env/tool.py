@@ -8,15 +8,17 @@ marks it a write and names the parameters whose values must have provenance.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import func_metadata
 from pydantic import BaseModel, ValidationError
 
+from prove.env.errors import ToolError
+from prove.env.helpers import CURRENT_CALL
 from prove.env.types import MONEY, model_facing
 
 __all__ = ["ToolError", "ToolSpec", "tool", "MAX_STRING_CHARS", "MAX_ARGUMENT_DEPTH"]
@@ -85,13 +87,21 @@ class ToolSpec:
         unknown = set(marks["sensitive"]) - set(names)
         if unknown:
             raise TypeError(f"tool {fn.__name__}: sensitive names unknown parameters {sorted(unknown)}")
+        def run(state: Any, **kwargs: Any) -> Any:  # the body, knowing its call (helpers.find)
+            token = CURRENT_CALL.set((schema, kwargs))
+            try:
+                return fn(state, **kwargs)
+            finally:
+                CURRENT_CALL.reset(token)
+
+        functools.update_wrapper(run, fn)
         return cls(
             name=fn.__name__,
             server=server,
             description=inspect.cleandoc(fn.__doc__ or ""),
             write=marks["write"],
             sensitive=marks["sensitive"],
-            fn=fn,
+            fn=run,
             public_fn=public_fn,
             input_schema=schema,
             output_schema=meta.output_schema,
@@ -104,14 +114,14 @@ class ToolSpec:
         """Check and coerce model-supplied arguments; raise ToolError naming what is wrong."""
         if not isinstance(arguments, Mapping):
             raise ToolError(
-                f"arguments of {self.name} must be a JSON object, got {type(arguments).__name__}"
-            )
+                f"arguments of {self.name} must be a JSON object, got {type(arguments).__name__}",
+                reason="type")
         unknown = [k for k in arguments if k not in self.params]
         if unknown:
             raise ToolError(
                 f"unknown argument(s) {', '.join(map(repr, unknown))} for {self.name}; "
-                f"valid arguments: {', '.join(self.params) or '(none)'}"
-            )
+                f"valid arguments: {', '.join(self.params) or '(none)'}",
+                reason="unknown_argument", params=[str(k) for k in unknown], choices=self.params)
         checks = self.__dict__.get("_strict_checks") or _checks(self)
         args = dict(arguments)
         for key, value in args.items():
@@ -125,13 +135,14 @@ class ToolSpec:
                 problem = _strict(value, schema, self.input_schema.get("$defs", {}))
                 if problem is not None:
                     raise ToolError(f"invalid arguments for {self.name}: argument '{key}' must "
-                                    f"be {problem} (got {_shown(value)})")
+                                    f"be {problem} (got {_shown(value)})", reason="type",
+                                    params=(key,))
             if money and type(value) in (int, float):
                 args[key] = round(value + 0.0, 2)  # money is cents: 0.004 is 0.00, not > 0
         try:
             model = self.arg_model.model_validate(args)
         except ValidationError as exc:
-            raise ToolError(_describe(exc, self)) from None
+            raise _described(exc, self) from None
         return {name: getattr(model, name) for name in self.params}
 
     def openai_schema(self) -> dict[str, Any]:
@@ -251,11 +262,12 @@ def _check_size(value: Any, key: str, depth: int) -> None:
     if isinstance(value, str):
         if len(value) > MAX_STRING_CHARS:
             raise ToolError(
-                f"argument '{key}' is {len(value)} characters long; the limit is {MAX_STRING_CHARS}"
-            )
+                f"argument '{key}' is {len(value)} characters long; the limit is {MAX_STRING_CHARS}",
+                reason="limit", params=(key,))
         return
     if depth >= MAX_ARGUMENT_DEPTH and isinstance(value, (list, dict)):
-        raise ToolError(f"argument '{key}' is nested deeper than {MAX_ARGUMENT_DEPTH} levels")
+        raise ToolError(f"argument '{key}' is nested deeper than {MAX_ARGUMENT_DEPTH} levels",
+                        reason="limit", params=(key,))
     if isinstance(value, list):
         for item in value:
             _check_size(item, key, depth + 1)
@@ -264,9 +276,32 @@ def _check_size(value: Any, key: str, depth: int) -> None:
             _check_size(item, key, depth + 1)
 
 
-def _describe(exc: ValidationError, spec: ToolSpec) -> str:
+def _described(exc: ValidationError, spec: ToolSpec) -> ToolError:
+    """Pydantic's complaint as a ToolError: the message names each argument, the detail carries
+    them, a missing one as reason "missing", and an enum's values (from the schema) as choices."""
+    errors = exc.errors(include_url=False)
+    params = [str(err["loc"][0]) for err in errors if err["loc"]]
+    props, defs = spec.input_schema.get("properties", {}), spec.input_schema.get("$defs", {})
+    choices: list[Any] = []
+    for name in params:
+        choices += [c for c in _enum(props.get(name, {}), defs) if c not in choices]
+    missing = any(err["type"] == "missing" for err in errors)
+    return ToolError(_describe(errors, spec), reason="missing" if missing else "invalid",
+                     params=params, choices=choices)
+
+
+def _enum(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> list[Any]:
+    """The values an enum parameter accepts (through Optional's anyOf and $refs; [] if none)."""
+    if "$ref" in schema:
+        schema = defs.get(str(schema["$ref"]).rsplit("/", 1)[-1], {})
+    if "enum" in schema:
+        return list(schema["enum"])
+    return [v for sub in schema.get("anyOf", ()) for v in _enum(sub, defs)]
+
+
+def _describe(errors: list[Any], spec: ToolSpec) -> str:
     parts = []
-    for err in exc.errors(include_url=False):
+    for err in errors:
         loc = ".".join(str(p) for p in err["loc"]) or "(arguments)"
         if err["type"] == "missing":
             parts.append(f"missing required argument '{loc}'")

@@ -144,7 +144,8 @@ class ProveMCPServer(MCPServer):
             return CallToolResult(
                 content=[TextContent(type="text", text=text)], structured_content=result
             )
-        return CallToolResult(content=[TextContent(type="text", text=logged["error"])], is_error=True)
+        return CallToolResult(content=[TextContent(type="text", text=logged["error"])], is_error=True,
+                              structured_content=logged["detail"])  # the facts (prove.env.errors)
 
 
 def _capacity_as_503(send: Send) -> Send:

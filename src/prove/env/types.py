@@ -21,8 +21,9 @@ from datetime import date, datetime
 from functools import cache
 from typing import Annotated, Any, TypeVar, get_origin
 
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
+
+from prove.env.errors import ToolError
 
 __all__ = [
     "ENTITY", "entity_id", "entity_ids", "day", "moment", "parse_day", "parse_moment",
@@ -91,7 +92,7 @@ def parse_day(value: str, param: str) -> date:
         parsed = None
     if parsed is None or not 2000 <= parsed.year <= 2100:
         raise ToolError(f"{param} must be a date YYYY-MM-DD between 2000 and 2100, e.g. 2026-04-02; "
-                        f"got '{value}'")
+                        f"got '{value}'", params=(param,), rejected=(value,))
     return parsed
 
 
@@ -103,7 +104,8 @@ def parse_moment(value: str, param: str) -> datetime:
         parsed = None
     if parsed is None or parsed.tzinfo is not None or not 2000 <= parsed.year <= 2100:
         raise ToolError(f"{param} must be a date and time YYYY-MM-DDTHH:MM[:SS] between 2000 and "
-                        f"2100, e.g. 2026-04-02T09:30; got '{value}'")
+                        f"2100, e.g. 2026-04-02T09:30; got '{value}'", params=(param,),
+                        rejected=(value,))
     return parsed
 
 
@@ -118,9 +120,10 @@ def paginate(items: Sequence[T], offset: int, limit: int) -> tuple[list[T], int 
     outside 1..MAX_PAGE is a ToolError (the schema refuses both before a tool runs).
     """
     if offset < 0:
-        raise ToolError(f"offset must be >= 0, got {offset}")
+        raise ToolError(f"offset must be >= 0, got {offset}", params=("offset",))
     if not 1 <= limit <= MAX_PAGE:
-        raise ToolError(f"limit must be between 1 and {MAX_PAGE}, got {limit}")
+        raise ToolError(f"limit must be between 1 and {MAX_PAGE}, got {limit}", reason="limit",
+                        params=("limit",))
     page = list(items[offset : offset + limit])
     nxt = offset + limit
     return page, (nxt if nxt < len(items) else None)
