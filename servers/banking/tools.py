@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import lookup, require
+from prove.env.helpers import find, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.banking.state import (
@@ -79,13 +79,15 @@ class TransferReceipt(BaseModel):
 
 
 def _account(state: BankState, account_id: str, param: str = "account_id") -> Account:
-    return lookup(state.accounts, account_id, param, "account")
+    return find(state.accounts, account_id)
 
 
 def _usable(account: Account, param: str) -> None:
     require(
         account.status == "active",
         f"account '{account.account_id}' ({param}) is {account.status}; only active accounts can move money",
+        reason='state', params=(param,), rejected=(account.account_id, account.status),
+        wanted=('active',)
     )
 
 
@@ -95,12 +97,15 @@ def _check_debit(account: Account, amount: float) -> None:
         amount <= available + 1e-9,
         f"insufficient funds in '{account.account_id}': available {available:.2f} "
         f"{account.currency}, requested {amount:.2f}",
+        reason='limit', rejected=(account.account_id, available, account.currency, amount)
     )
     left = account.daily_transfer_limit - account.transferred_today
     require(
         amount <= left + 1e-9,
         f"daily transfer limit of '{account.account_id}' exceeded: {left:.2f} "
         f"{account.currency} left today, requested {amount:.2f}",
+        reason='limit', params=('limit',),
+        rejected=(account.account_id, left, account.currency, amount)
     )
 
 
@@ -135,7 +140,7 @@ def search_bank_customers(
 @tool(sensitive=("customer_id",))
 def get_bank_customer(state: BankState, customer_id: CustomerId) -> Customer:
     """Get one customer's contact details."""
-    return lookup(state.customers, customer_id, "customer_id", "customer")
+    return find(state.customers, customer_id)
 
 
 @tool(sensitive=("customer_id",))
@@ -149,7 +154,7 @@ def list_accounts(
 ) -> AccountList:
     """List accounts, filtered by owner, type and status, a page at a time."""
     if customer_id is not None:
-        lookup(state.customers, customer_id, "customer_id", "customer")
+        find(state.customers, customer_id)
     found = [
         a for a in state.accounts.values()
         if (customer_id is None or a.customer_id == customer_id)
@@ -206,7 +211,7 @@ def get_transaction(
     transaction_id: TransactionId,
 ) -> Transaction:
     """Get one transaction by id."""
-    return lookup(state.transactions, transaction_id, "transaction_id", "transaction")
+    return find(state.transactions, transaction_id)
 
 
 @tool(write=True, sensitive=("from_account_id", "to_account_id", "amount"))
@@ -220,12 +225,14 @@ def transfer_funds(
     """Move money between two accounts of the bank in the same currency; both balances change."""
     src = _account(state, from_account_id, "from_account_id")
     dst = _account(state, to_account_id, "to_account_id")
-    require(src.account_id != dst.account_id, "from_account_id and to_account_id must differ")
+    require(src.account_id != dst.account_id, "from_account_id and to_account_id must differ",
+            params=('from_account_id', 'to_account_id'))
     _usable(src, "from_account_id")
     _usable(dst, "to_account_id")
     require(
         src.currency == dst.currency,
         f"currency mismatch: '{src.account_id}' holds {src.currency}, '{dst.account_id}' holds {dst.currency}",
+        rejected=(src.account_id, src.currency, dst.account_id, dst.currency)
     )
     _check_debit(src, amount)
     state.advance()
@@ -245,7 +252,7 @@ def transfer_funds(
 def list_payees(state: BankState, customer_id: CustomerId, offset: Offset = 0,
                 limit: Limit = DEFAULT_LIMIT) -> PayeeList:
     """List the saved payees (external recipients) of a customer."""
-    lookup(state.customers, customer_id, "customer_id", "customer")
+    find(state.customers, customer_id)
     found = [p for p in state.payees.values() if p.customer_id == customer_id]
     return PayeeList.of(found, offset, limit)
 
@@ -259,13 +266,15 @@ def add_payee(
     nickname: Annotated[str, Field(max_length=40, description="Short label, e.g. 'landlord'.")] = "",
 ) -> Payee:
     """Save a new external payee for a customer."""
-    lookup(state.customers, customer_id, "customer_id", "customer")
+    find(state.customers, customer_id)
     require(account_number.isdigit() and len(account_number) == 10,
-            f"account_number must be exactly 10 digits, got '{account_number}'")
+            f"account_number must be exactly 10 digits, got '{account_number}'",
+            params=('account_number',), rejected=(account_number,))
     dup = next((p for p in state.payees.values()
                 if p.customer_id == customer_id and p.account_number == account_number), None)
     require(dup is None, f"customer '{customer_id}' already has payee "
-            f"'{dup.payee_id if dup else ''}' with account number {account_number}")
+            f"'{dup.payee_id if dup else ''}' with account number {account_number}",
+            reason='conflict', rejected=(customer_id, dup.payee_id if dup else '', account_number))
     payee = Payee(payee_id=state.new_id("PAY"), customer_id=customer_id, name=name.strip(),
                   account_number=account_number, nickname=nickname.strip())
     state.payees[payee.payee_id] = payee
@@ -273,10 +282,12 @@ def add_payee(
 
 
 def _own_payee(state: BankState, account: Account, payee_id: str) -> Payee:
-    payee = lookup(state.payees, payee_id, "payee_id", "payee")
+    payee = find(state.payees, payee_id)
     require(payee.customer_id == account.customer_id,
             f"payee '{payee_id}' belongs to another customer; payees of '{account.customer_id}': "
-            + ", ".join(p.payee_id for p in state.payees.values() if p.customer_id == account.customer_id))
+            + ", ".join(p.payee_id for p in state.payees.values() if p.customer_id == account.customer_id),
+            rejected=(payee_id, account.customer_id),
+            choices=tuple(p.payee_id for p in state.payees.values() if p.customer_id == account.customer_id))
     return payee
 
 
@@ -327,7 +338,8 @@ def schedule_payment(
     _own_payee(state, acc, payee_id)
     _usable(acc, "account_id")
     parse_day(date, "date")
-    require(date > state.now[:10], f"date {date} is not after today ({state.now[:10]})")
+    require(date > state.now[:10], f"date {date} is not after today ({state.now[:10]})",
+            params=('date',), rejected=(date,))
     payment = ScheduledPayment(payment_id=state.new_id("SCH"), account_id=acc.account_id,
                                payee_id=payee_id, amount=round(amount, 2), date=date, status="scheduled")
     state.scheduled[payment.payment_id] = payment
@@ -340,8 +352,9 @@ def cancel_scheduled_payment(
     payment_id: PaymentId,
 ) -> ScheduledPayment:
     """Cancel a scheduled payment that has not run yet."""
-    payment = lookup(state.scheduled, payment_id, "payment_id", "scheduled payment")
-    require(payment.status == "scheduled", f"payment '{payment_id}' is already {payment.status}")
+    payment = find(state.scheduled, payment_id)
+    require(payment.status == "scheduled", f"payment '{payment_id}' is already {payment.status}",
+            reason='conflict', rejected=(payment_id, payment.status))
     payment.status = "cancelled"
     return payment
 
@@ -362,9 +375,11 @@ def set_card_status(
     status: Annotated[CardStatus, Field(description="New status: lock, unlock (active) or cancel.")],
 ) -> Card:
     """Lock, unlock or cancel a card. A cancelled card cannot be reactivated."""
-    card = lookup(state.cards, card_id, "card_id", "card")
-    require(card.status != "cancelled", f"card '{card_id}' is cancelled and cannot change status")
-    require(card.status != status, f"card '{card_id}' is already {status}")
+    card = find(state.cards, card_id)
+    require(card.status != "cancelled", f"card '{card_id}' is cancelled and cannot change status",
+            reason='state', params=('status',), rejected=(card_id,))
+    require(card.status != status, f"card '{card_id}' is already {status}",
+            reason='conflict', rejected=(card_id, status))
     card.status = status
     return card
 
@@ -376,8 +391,10 @@ def dispute_transaction(
     reason: Annotated[DisputeReason, Field(description="Why the charge is wrong.")],
 ) -> Transaction:
     """Dispute a card payment; only card payments not already disputed can be disputed."""
-    txn = lookup(state.transactions, transaction_id, "transaction_id", "transaction")
-    require(txn.kind == "card_payment", f"only card payments can be disputed; '{transaction_id}' is a {txn.kind}")
-    require(not txn.disputed, f"transaction '{transaction_id}' is already disputed ({txn.dispute_reason})")
+    txn = find(state.transactions, transaction_id)
+    require(txn.kind == "card_payment", f"only card payments can be disputed; '{transaction_id}' is a {txn.kind}",
+            reason='state', rejected=(transaction_id, txn.kind))
+    require(not txn.disputed, f"transaction '{transaction_id}' is already disputed ({txn.dispute_reason})",
+            reason='conflict', rejected=(transaction_id,))
     txn.disputed, txn.dispute_reason = True, reason
     return txn

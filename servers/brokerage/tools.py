@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require, shown
 from prove.env.tool import ToolError, tool
 from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_ids, parse_day
 from prove_servers.brokerage.state import (
@@ -144,11 +144,11 @@ class CashReceipt(BaseModel):
 
 
 def _account(state: BrokerageState, account_id: str) -> BrokerageAccount:
-    return lookup(state.accounts, account_id, "account_id", "brokerage account")
+    return find(state.accounts, account_id)
 
 
 def _investor(state: BrokerageState, investor_id: str) -> Investor:
-    return lookup(state.investors, investor_id, "investor_id", "investor", hint="use search_investors to find one")
+    return find(state.investors, investor_id, hint="use search_investors to find one")
 
 
 def _instrument(state: BrokerageState, ticker: str) -> Instrument:
@@ -160,12 +160,13 @@ def _instrument(state: BrokerageState, ticker: str) -> Instrument:
                   if symbol.lower() in i.name.lower() and t not in close][:3]
         tail = f"did you mean {', '.join(close)}? " if close else ""
         raise ToolError(f"unknown ticker '{ticker}' (parameter 'ticker'); {tail}"
-                        "use search_instruments to look tickers up")
+                        "use search_instruments to look tickers up",
+                        reason='not_found', params=('ticker',), rejected=(ticker, tail))
     return inst
 
 
 def _watchlist(state: BrokerageState, watchlist_id: str) -> Watchlist:
-    return lookup(state.watchlists, watchlist_id, "watchlist_id", "watchlist")
+    return find(state.watchlists, watchlist_id)
 
 
 def _withdrawable(acc: BrokerageAccount) -> float:
@@ -189,10 +190,13 @@ def _fmt(x: float) -> str:
 
 def _check_quantity(inst: Instrument, quantity: float) -> float:
     if inst.asset_class == "crypto":
-        require(round(quantity, 6) > 0, "quantity must be at least 0.000001 for crypto")
+        require(round(quantity, 6) > 0, "quantity must be at least 0.000001 for crypto",
+                reason='limit', params=('quantity',))
         return round(quantity, 6)
     require(quantity == int(quantity), f"quantity must be a whole number for {inst.asset_class} "
-            f"'{inst.ticker}' (fractional units only for crypto), got {quantity}")
+            f"'{inst.ticker}' (fractional units only for crypto), got {quantity}",
+            reason='state', params=('quantity',), rejected=(inst.asset_class, inst.ticker, quantity),
+            wanted=('crypto',))
     return float(quantity)
 
 
@@ -200,28 +204,34 @@ def _check_prices(inst: Instrument, side: OrderSide, order_type: OrderType,
                   limit_price: float | None, stop_price: float | None) -> None:
     if order_type == "market":
         require(limit_price is None and stop_price is None,
-                "market orders take no limit_price or stop_price; use order_type 'limit' or 'stop'")
+                "market orders take no limit_price or stop_price; use order_type 'limit' or 'stop'",
+                reason='limit', params=('limit', 'limit_price', 'order_type', 'stop_price'))
         require(inst.asset_class != "bond",
                 f"bonds trade with limit orders only; place a limit order for '{inst.ticker}' "
-                f"(last price {inst.price})")
+                f"(last price {inst.price})",
+                reason='limit', params=('limit',), rejected=(inst.ticker, inst.price))
         require(inst.trading_status == "trading",
                 f"trading in '{inst.ticker}' is halted, so a market order cannot execute; place a limit "
-                "order with time_in_force 'gtc' to queue it")
+                "order with time_in_force 'gtc' to queue it",
+                reason='limit', params=('limit', 'time_in_force'), rejected=(inst.ticker,))
         return
     param, value = ("limit_price", limit_price) if order_type == "limit" else ("stop_price", stop_price)
     other = "stop_price" if order_type == "limit" else "limit_price"
-    require(value is not None, f"{param} is required for a {order_type} order")
+    require(value is not None, f"{param} is required for a {order_type} order",
+            reason='missing', params=(param,), rejected=(order_type,))
     require((stop_price if order_type == "limit" else limit_price) is None,
-            f"{other} does not apply to a {order_type} order")
+            f"{other} does not apply to a {order_type} order", rejected=(other, order_type))
     assert value is not None
     lo, hi = inst.price * (1 - PRICE_BAND), inst.price * (1 + PRICE_BAND)
     require(lo <= value <= hi, f"{param} {value} is more than {PRICE_BAND:.0%} away from the market "
-            f"price {inst.price} of '{inst.ticker}'; allowed range {price_round(lo)}-{price_round(hi)}")
+            f"price {inst.price} of '{inst.ticker}'; allowed range {price_round(lo)}-{price_round(hi)}",
+            reason='limit', params=(param,), rejected=(value, PRICE_BAND, inst.price, inst.ticker))
     if order_type == "stop":
         above = side == "buy"
         require(value > inst.price if above else value < inst.price,
                 f"a {side} stop must be {'above' if above else 'below'} the market price "
-                f"{inst.price} of '{inst.ticker}', got stop_price {value}")
+                f"{inst.price} of '{inst.ticker}', got stop_price {value}",
+                params=('stop_price',), rejected=(side, inst.price, inst.ticker, value))
 
 
 def _executes_now(inst: Instrument, order: TradeOrder) -> bool:
@@ -247,11 +257,13 @@ def _check_funds(state: BrokerageState, acc: BrokerageAccount, inst: Instrument,
     if order.side == "buy":
         need, have = _cost(inst, order), round(acc.buying_power + credit, 2)
         require(need <= have + 1e-9, f"insufficient buying power in '{acc.account_id}': {_fmt(have)} USD "
-                f"available, this order needs {_fmt(need)} USD (short by {_fmt(need - have)})")
+                f"available, this order needs {_fmt(need)} USD (short by {_fmt(need - have)})",
+                reason='limit', rejected=(acc.account_id,))
         return
     pos = _holding(state, acc.account_id, inst.ticker)
     held = [p.ticker for p in state.positions.values() if p.account_id == acc.account_id]
-    require(pos is not None, f"account '{acc.account_id}' holds no '{inst.ticker}'; it holds: {known(held)}")
+    require(pos is not None, f"account '{acc.account_id}' holds no '{inst.ticker}'; it holds: {known(held)}",
+            rejected=(acc.account_id, inst.ticker), choices=shown(held))
     assert pos is not None
     others = [o for o in state.orders.values() if o.account_id == acc.account_id and o.ticker == inst.ticker
               and o.side == "sell" and o.status == "open" and o.order_id != order.order_id]
@@ -259,7 +271,8 @@ def _check_funds(state: BrokerageState, acc: BrokerageAccount, inst: Instrument,
     free = round(pos.quantity - committed, 6)
     detail = f", {committed:g} committed to open sell orders {', '.join(o.order_id for o in others)}" if others else ""
     require(order.quantity <= free + 1e-9, f"cannot sell {order.quantity:g} '{inst.ticker}' from "
-            f"'{acc.account_id}': it holds {pos.quantity:g}{detail}; {free:g} available to sell")
+            f"'{acc.account_id}': it holds {pos.quantity:g}{detail}; {free:g} available to sell",
+            rejected=(order.quantity, inst.ticker, acc.account_id, pos.quantity, detail, free))
 
 
 def _execute_or_rest(state: BrokerageState, acc: BrokerageAccount, inst: Instrument, order: TradeOrder) -> TradeResult:
@@ -298,10 +311,12 @@ def _place(state: BrokerageState, side: OrderSide, account_id: str, ticker: str,
            order_type: OrderType, limit_price: float | None, stop_price: float | None,
            time_in_force: TimeInForce) -> TradeResult:
     acc = _account(state, account_id)
-    require(acc.status == "active", f"account '{account_id}' is {acc.status} and cannot place orders")
+    require(acc.status == "active", f"account '{account_id}' is {acc.status} and cannot place orders",
+            rejected=(account_id, acc.status))
     inst = _instrument(state, ticker)
     require(not (side == "buy" and acc.account_type == "ira" and inst.asset_class == "crypto"),
-            f"crypto such as '{inst.ticker}' cannot be bought in IRA account '{account_id}'")
+            f"crypto such as '{inst.ticker}' cannot be bought in IRA account '{account_id}'",
+            rejected=(inst.ticker, account_id))
     qty = _check_quantity(inst, quantity)
     _check_prices(inst, side, order_type, limit_price, stop_price)
     order = TradeOrder(
@@ -414,7 +429,7 @@ def list_trade_orders(
 @tool(sensitive=("order_id",))
 def get_trade_order(state: BrokerageState, order_id: OrderId) -> TradeOrder:
     """Get one trade order by id: its terms, status and fill price."""
-    return lookup(state.orders, order_id, "order_id", "trade order", hint="use list_trade_orders to find one")
+    return find(state.orders, order_id, hint="use list_trade_orders to find one")
 
 
 @tool(write=True, sensitive=("account_id", "quantity", "limit_price", "stop_price"))
@@ -450,8 +465,9 @@ def place_sell_order(
 @tool(write=True, sensitive=("order_id",))
 def cancel_trade_order(state: BrokerageState, order_id: OrderId) -> TradeOrder:
     """Cancel an open trade order; a buy order's reserved buying power is released."""
-    order = lookup(state.orders, order_id, "order_id", "trade order", hint="use list_trade_orders to find one")
-    require(order.status == "open", f"order '{order_id}' is already {order.status}; only open orders can be cancelled")
+    order = find(state.orders, order_id, hint="use list_trade_orders to find one")
+    require(order.status == "open", f"order '{order_id}' is already {order.status}; only open orders can be cancelled",
+            reason='state', rejected=(order_id, order.status), wanted=('open', 'cancelled'))
     acc = state.accounts[order.account_id]
     acc.buying_power = round(acc.buying_power + _reserved(order), 2)
     order.status, order.updated_at, order.note = "cancelled", state.now, "cancelled by investor"
@@ -468,16 +484,23 @@ def modify_trade_order(
     time_in_force: Annotated[TimeInForce | None, Field(description="New time in force; omit to keep it.")] = None,
 ) -> TradeResult:
     """Change the quantity, price or time in force of an open order; it fills now if it becomes marketable."""
-    order = lookup(state.orders, order_id, "order_id", "trade order", hint="use list_trade_orders to find one")
-    require(order.status == "open", f"order '{order_id}' is {order.status}; only open orders can be modified")
+    order = find(state.orders, order_id, hint="use list_trade_orders to find one")
+    require(order.status == "open", f"order '{order_id}' is {order.status}; only open orders can be modified",
+            reason='state', rejected=(order_id, order.status), wanted=('open',))
     require(any(v is not None for v in (quantity, limit_price, stop_price, time_in_force)),
-            "nothing to change: give quantity, limit_price, stop_price or time_in_force")
+            "nothing to change: give quantity, limit_price, stop_price or time_in_force",
+            reason='limit', params=('limit_price', 'quantity', 'stop_price', 'time_in_force'))
     require(limit_price is None or order.order_type == "limit",
-            f"limit_price only applies to limit orders; '{order_id}' is a {order.order_type} order")
+            f"limit_price only applies to limit orders; '{order_id}' is a {order.order_type} order",
+            reason='state', params=('limit', 'limit_price'), rejected=(order_id, order.order_type),
+            wanted=('limit',))
     require(stop_price is None or order.order_type == "stop",
-            f"stop_price only applies to stop orders; '{order_id}' is a {order.order_type} order")
+            f"stop_price only applies to stop orders; '{order_id}' is a {order.order_type} order",
+            reason='state', params=('stop_price',), rejected=(order_id, order.order_type),
+            wanted=('stop',))
     acc, inst = state.accounts[order.account_id], state.instruments[order.ticker]
-    require(acc.status == "active", f"account '{acc.account_id}' is {acc.status}; its orders cannot be modified")
+    require(acc.status == "active", f"account '{acc.account_id}' is {acc.status}; its orders cannot be modified",
+            rejected=(acc.account_id, acc.status))
     new = order.model_copy(update={
         "quantity": order.quantity if quantity is None else _check_quantity(inst, quantity),
         "limit_price": order.limit_price if limit_price is None else limit_price,
@@ -513,8 +536,10 @@ def add_to_watchlist(state: BrokerageState, watchlist_id: WatchlistId, ticker: T
     """Add an instrument to one of an investor's watchlists."""
     wl = _watchlist(state, watchlist_id)
     inst = _instrument(state, ticker)
-    require(inst.ticker not in wl.tickers, f"'{inst.ticker}' is already on watchlist '{watchlist_id}' ({wl.name})")
-    require(len(wl.tickers) < 50, f"watchlist '{watchlist_id}' is full (50 tickers); remove one first")
+    require(inst.ticker not in wl.tickers, f"'{inst.ticker}' is already on watchlist '{watchlist_id}' ({wl.name})",
+            reason='conflict', rejected=(inst.ticker, watchlist_id))
+    require(len(wl.tickers) < 50, f"watchlist '{watchlist_id}' is full (50 tickers); remove one first",
+            rejected=(watchlist_id,))
     wl.tickers.append(inst.ticker)
     return _view(state, wl)
 
@@ -524,7 +549,8 @@ def remove_from_watchlist(state: BrokerageState, watchlist_id: WatchlistId, tick
     """Remove an instrument from a watchlist."""
     wl = _watchlist(state, watchlist_id)
     symbol = ticker.strip().upper()
-    require(symbol in wl.tickers, f"'{symbol}' is not on watchlist '{watchlist_id}'; it holds: {known(wl.tickers, 50)}")
+    require(symbol in wl.tickers, f"'{symbol}' is not on watchlist '{watchlist_id}'; it holds: {known(wl.tickers, 50)}",
+            rejected=(symbol, watchlist_id), choices=shown(wl.tickers, 50))
     wl.tickers.remove(symbol)
     return _view(state, wl)
 
@@ -559,10 +585,14 @@ def create_price_alert(
     dup = next((a for a in state.alerts.values() if a.investor_id == investor_id and a.status == "active"
                 and a.ticker == inst.ticker and a.condition == condition and a.target_price == target), None)
     require(dup is None, f"alert '{dup.alert_id if dup else ''}' already exists for '{inst.ticker}' "
-            f"{condition} {target}")
+            f"{condition} {target}",
+            reason='conflict',
+            rejected=(dup.alert_id if dup else '', inst.ticker, condition, target))
     crossed = inst.price >= target if condition == "above" else inst.price <= target
     require(not crossed, f"'{inst.ticker}' already trades at {inst.price}, {condition} the target {target}; "
-            f"choose a target_price {'above' if condition == 'above' else 'below'} {inst.price}")
+            f"choose a target_price {'above' if condition == 'above' else 'below'} {inst.price}",
+            reason='conflict', params=('target_price',),
+            rejected=(inst.ticker, inst.price, condition, target))
     alert = PriceAlert(alert_id=state.new_id("ALR"), investor_id=investor_id, ticker=inst.ticker,
                        condition=condition, target_price=target, status="active", created_at=state.now)
     state.alerts[alert.alert_id] = alert
@@ -600,7 +630,8 @@ def deposit_to_brokerage(state: BrokerageState, account_id: AccountId, amount: C
     if acc.account_type == "ira":
         left = round(IRA_ANNUAL_LIMIT - acc.contributions_this_year, 2)
         require(amount <= left + 1e-9, f"IRA contribution limit: '{account_id}' can receive {_fmt(left)} USD more "
-                f"this year (annual limit {_fmt(IRA_ANNUAL_LIMIT)}), requested {_fmt(amount)}")
+                f"this year (annual limit {_fmt(IRA_ANNUAL_LIMIT)}), requested {_fmt(amount)}",
+                reason='limit', params=('limit',), rejected=(account_id,))
         acc.contributions_this_year = round(acc.contributions_this_year + amount, 2)
     state.advance()
     acc.cash_balance = round(acc.cash_balance + amount, 2)
@@ -618,7 +649,8 @@ def withdraw_from_brokerage(state: BrokerageState, account_id: AccountId, amount
     free = _withdrawable(acc)
     require(amount <= free + 1e-9, f"withdrawal exceeds settled cash in '{account_id}': {_fmt(free)} USD can be "
             f"withdrawn now (cash {_fmt(acc.cash_balance)}, settled {_fmt(acc.settled_cash)}, buying power "
-            f"{_fmt(acc.buying_power)} after open orders), requested {_fmt(amount)}")
+            f"{_fmt(acc.buying_power)} after open orders), requested {_fmt(amount)}",
+            reason='limit', rejected=(account_id,))
     state.advance()
     acc.cash_balance = round(acc.cash_balance - amount, 2)
     acc.settled_cash = round(acc.settled_cash - amount, 2)

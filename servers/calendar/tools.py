@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require, shown
 from prove.env.tool import ToolError, tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -124,32 +124,36 @@ def _person(state: CalendarState, email: str, param: str) -> Person:
         close = difflib.get_close_matches(wanted, emails, n=3, cutoff=0.6)
         raise ToolError(f"unknown person email '{email}' (parameter '{param}'); "
                         + (f"did you mean {', '.join(close)}? " if close else "")
-                        + "search_employee_directory finds people by name")
+                        + "search_employee_directory finds people by name",
+                        reason='not_found', params=(param,), rejected=(email,), choices=tuple(close))
     return found
 
 
 def _event(state: CalendarState, event_id: str) -> Event:
-    return lookup(state.events, event_id, "event_id", "event")
+    return find(state.events, event_id)
 
 
 def _room(state: CalendarState, room_id: str) -> MeetingRoom:
-    return lookup(state.rooms, room_id, "room_id", "meeting room")
+    return find(state.rooms, room_id)
 
 
 def _live(event: Event) -> None:
     require(event.status != "cancelled",
-            f"event '{event.event_id}' ('{event.title}') is cancelled and cannot be changed")
+            f"event '{event.event_id}' ('{event.title}') is cancelled and cannot be changed",
+            reason='state', rejected=(event.event_id, event.title))
 
 
 def _not_over(state: CalendarState, event: Event) -> None:
     require(event.recurrence != "none" or event.end > state.now,
-            f"event '{event.event_id}' ('{event.title}') already took place ({event.start} to {event.end})")
+            f"event '{event.event_id}' ('{event.title}') already took place ({event.start} to {event.end})",
+            reason='conflict', rejected=(event.event_id, event.title, event.end))
 
 
 def _organizer_only(event: Event, requester: Person, action: str) -> None:
     require(requester.email == event.organizer_email,
             f"only the organizer ({event.organizer_email}) can {action} event '{event.event_id}'; "
-            f"'{requester.email}' is not the organizer")
+            f"'{requester.email}' is not the organizer",
+            reason='state', rejected=(action, event.event_id, requester.email))
 
 
 def _invited(event: Event, email: str) -> Attendee | None:
@@ -191,7 +195,8 @@ def _check_slot(state: CalendarState, start: datetime, end: datetime, recurrence
     hit = _clash(state, start, end, recurrence, email=organizer, skip=skip)
     if hit is not None:
         raise ToolError(f"the time overlaps '{hit[0].title}' ({hit[0].event_id}, {_span(hit[1], hit[2])}) "
-                        f"on the organizer {organizer}'s calendar; find_meeting_times lists free slots")
+                        f"on the organizer {organizer}'s calendar; find_meeting_times lists free slots",
+                        reason='conflict', rejected=(hit[0].title, organizer))
     if room is not None:
         _fits(room, headcount)
         _room_free(state, room, start, end, recurrence, skip)
@@ -203,22 +208,27 @@ def _room_free(state: CalendarState, room: MeetingRoom, start: datetime, end: da
     if hit is not None:
         raise ToolError(f"room '{room.room_id}' ({room.name}) is already booked by '{hit[0].title}' "
                         f"({hit[0].event_id}, {_span(hit[1], hit[2])}); list_meeting_rooms with "
-                        "free_from/free_until shows free rooms")
+                        "free_from/free_until shows free rooms",
+                        reason='conflict', params=('free_from', 'free_until'),
+                        rejected=(room.room_id, hit[0].title))
 
 
 def _fits(room: MeetingRoom, headcount: int) -> None:
     require(headcount <= room.capacity,
             f"room '{room.room_id}' ({room.name}) seats {room.capacity} but the event has {headcount} "
-            "people (organizer + attendees)")
+            "people (organizer + attendees)", rejected=(room.room_id, room.capacity, headcount))
 
 
 def _slot(state: CalendarState, start: str, end: str, start_param: str, end_param: str,
           ) -> tuple[datetime, datetime]:
     s = parse_moment(start, start_param).replace(second=0)
     e = parse_moment(end, end_param).replace(second=0)
-    require(e > s, f"{end_param} ({iso(e)}) must be after {start_param} ({iso(s)})")
-    require(s >= state.now_dt(), f"{start_param} {iso(s)} is in the past (now is {state.now})")
-    require(e - s <= timedelta(hours=24), f"an event may last at most 24 hours; got {e - s}")
+    require(e > s, f"{end_param} ({iso(e)}) must be after {start_param} ({iso(s)})",
+            params=(end_param, start_param))
+    require(s >= state.now_dt(), f"{start_param} {iso(s)} is in the past (now is {state.now})",
+            reason='past', params=(start_param,), rejected=(state.now,))
+    require(e - s <= timedelta(hours=24), f"an event may last at most 24 hours; got {e - s}",
+            reason='limit')
     return s, e
 
 
@@ -293,10 +303,12 @@ def list_calendar_events(
           else state.now_dt().replace(hour=0, minute=0))
     hi = (datetime.combine(parse_day(end_date, "end_date"), time()) if end_date
           else lo + timedelta(days=6)) + timedelta(days=1)
-    require(hi > lo, f"end_date ({end_date}) must not be before start_date ({iso(lo)[:10]})")
-    require(hi - lo <= timedelta(days=_MAX_RANGE_DAYS), f"the range may span at most {_MAX_RANGE_DAYS} days")
+    require(hi > lo, f"end_date ({end_date}) must not be before start_date ({iso(lo)[:10]})",
+            params=('end_date', 'start_date'))
+    require(hi - lo <= timedelta(days=_MAX_RANGE_DAYS), f"the range may span at most {_MAX_RANGE_DAYS} days",
+            reason='limit', rejected=(_MAX_RANGE_DAYS,))
     if calendar_id is not None:
-        lookup(state.calendars, calendar_id, "calendar_id", "calendar")
+        find(state.calendars, calendar_id)
     email = _person(state, attendee_email, "attendee_email").email if attendee_email is not None else None
     found = [
         (occ, ev) for ev in state.events.values()
@@ -374,10 +386,12 @@ def find_meeting_times(
     """Find windows on one day when all the given people are free (accepted/tentative events block time), a page at a time."""
     emails = list(dict.fromkeys(_person(state, e, "attendee_emails").email for e in attendee_emails))
     on = datetime.combine(parse_day(date, "date"), time())
-    require(latest_hour > earliest_hour, f"latest_hour ({latest_hour}) must be after earliest_hour ({earliest_hour})")
+    require(latest_hour > earliest_hour, f"latest_hour ({latest_hour}) must be after earliest_hour ({earliest_hour})",
+            params=('earliest_hour', 'latest_hour'))
     lo, hi = on + timedelta(hours=earliest_hour), on + timedelta(hours=latest_hour)
     now = state.now_dt()
-    require(hi > now, f"the window {_span(lo, hi)} is already past (now is {state.now})")
+    require(hi > now, f"the window {_span(lo, hi)} is already past (now is {state.now})",
+            reason='conflict', rejected=(state.now,))
     if lo < now:
         lo = now + timedelta(minutes=-now.minute % 15)
     blocks = sorted(
@@ -409,14 +423,18 @@ def list_meeting_rooms(
     """List meeting rooms by building, capacity and equipment, optionally only those free in a window."""
     buildings = sorted({r.building for r in state.rooms.values()})
     require(building is None or building in buildings,
-            f"unknown building '{building}' (parameter 'building'); buildings: {', '.join(buildings)}")
-    require((free_from is None) == (free_until is None), "give both free_from and free_until, or neither")
+            f"unknown building '{building}' (parameter 'building'); buildings: {', '.join(buildings)}",
+            reason='not_found', params=('building',), rejected=(building,), choices=tuple(buildings))
+    require((free_from is None) == (free_until is None), "give both free_from and free_until, or neither",
+            reason='missing', params=('free_from', 'free_until'))
     window = None
     if free_from is not None and free_until is not None:
         window = (parse_moment(free_from, "free_from").replace(second=0),
                   parse_moment(free_until, "free_until").replace(second=0))
-        require(window[1] > window[0], f"free_until ({free_until}) must be after free_from ({free_from})")
-        require(window[1] - window[0] <= timedelta(hours=24), "free_from to free_until may span at most 24 hours")
+        require(window[1] > window[0], f"free_until ({free_until}) must be after free_from ({free_from})",
+                params=('free_from', 'free_until'))
+        require(window[1] - window[0] <= timedelta(hours=24), "free_from to free_until may span at most 24 hours",
+                reason='limit', params=('free_from', 'free_until'))
     found = [
         r for r in state.rooms.values()
         if (building is None or r.building == building)
@@ -458,18 +476,21 @@ def create_calendar_event(
     recurrence: Annotated[Recurrence, Field(description="Repeat the event daily, weekly or monthly.")] = "none",
 ) -> Event:
     """Create an event and invite people; fails if it overlaps the organizer's events or the room is taken."""
-    cal = lookup(state.calendars, calendar_id, "calendar_id", "calendar")
+    cal = find(state.calendars, calendar_id)
     organizer = _person(state, organizer_email, "organizer_email")
     require(organizer.email in cal.member_emails,
             f"{organizer.email} cannot add events to calendar '{calendar_id}' ({cal.name}); its members: "
-            f"{known(cal.member_emails)}")
-    require(bool(title.strip()), "title must not be blank")
+            f"{known(cal.member_emails)}",
+            rejected=(organizer.email, calendar_id), choices=shown(cal.member_emails))
+    require(bool(title.strip()), "title must not be blank", params=('title',))
     s, e = _slot(state, start, end, "start", "end")
     invited = [_person(state, x, "attendee_emails").email for x in attendee_emails]
     dups = sorted({x for x in invited if invited.count(x) > 1})
-    require(not dups, f"attendee_emails lists {', '.join(dups)} more than once")
+    require(not dups, f"attendee_emails lists {', '.join(dups)} more than once",
+            reason='limit', params=('attendee_emails',), choices=tuple(dups))
     require(organizer.email not in invited,
-            f"the organizer {organizer.email} attends automatically; remove them from attendee_emails")
+            f"the organizer {organizer.email} attends automatically; remove them from attendee_emails",
+            params=('attendee_emails',), rejected=(organizer.email,))
     room = _room(state, room_id) if room_id is not None else None
     _check_slot(state, s, e, recurrence, organizer.email, room, 1 + len(invited))
     event = Event(
@@ -504,7 +525,8 @@ def reschedule_calendar_event(
         dur = datetime.fromisoformat(ev.end) - datetime.fromisoformat(ev.start)
         new_end = iso(parse_moment(new_start, "new_start").replace(second=0) + dur)
     s, e = _slot(state, new_start, new_end, "new_start", "new_end")
-    require((iso(s), iso(e)) != (ev.start, ev.end), f"event '{event_id}' is already at {_span(s, e)}")
+    require((iso(s), iso(e)) != (ev.start, ev.end), f"event '{event_id}' is already at {_span(s, e)}",
+            reason='conflict', rejected=(event_id,))
     room = state.rooms.get(ev.room_id) if ev.room_id else None
     _check_slot(state, s, e, ev.recurrence, ev.organizer_email, room, 1 + len(ev.attendees), skip=event_id)
     ev.start, ev.end = iso(s), iso(e)
@@ -523,7 +545,8 @@ def cancel_calendar_event(
     """Cancel an upcoming event (its room is released). Organizer only; cannot be undone."""
     ev = _event(state, event_id)
     requester = _person(state, requester_email, "requester_email")
-    require(ev.status != "cancelled", f"event '{event_id}' ('{ev.title}') is already cancelled")
+    require(ev.status != "cancelled", f"event '{event_id}' ('{ev.title}') is already cancelled",
+            reason='conflict', rejected=(event_id, ev.title))
     _organizer_only(ev, requester, "cancel")
     _not_over(state, ev)
     ev.status = "cancelled"
@@ -538,9 +561,11 @@ def add_event_attendee(state: CalendarState, event_id: EventId, attendee_email: 
     person = _person(state, attendee_email, "attendee_email")
     _live(ev)
     _not_over(state, ev)
-    require(person.email != ev.organizer_email, f"{person.email} organizes event '{event_id}' and attends already")
+    require(person.email != ev.organizer_email, f"{person.email} organizes event '{event_id}' and attends already",
+            reason='conflict', rejected=(person.email, event_id))
     att = _invited(ev, person.email)
-    require(att is None, f"{person.email} is already invited to '{event_id}' (response: {att.response if att else ''})")
+    require(att is None, f"{person.email} is already invited to '{event_id}' (response: {att.response if att else ''})",
+            reason='conflict', params=('response',), rejected=(person.email, event_id))
     if ev.room_id:
         _fits(state.rooms[ev.room_id], 2 + len(ev.attendees))
     ev.attendees.append(Attendee(email=person.email, response="needs_action"))
@@ -555,9 +580,11 @@ def remove_event_attendee(state: CalendarState, event_id: EventId, attendee_emai
     person = _person(state, attendee_email, "attendee_email")
     _live(ev)
     require(person.email != ev.organizer_email,
-            f"{person.email} is the organizer of '{event_id}' and cannot be removed; cancel the event instead")
+            f"{person.email} is the organizer of '{event_id}' and cannot be removed; cancel the event instead",
+            rejected=(person.email, event_id))
     require(_invited(ev, person.email) is not None,
-            f"{person.email} is not invited to '{event_id}'; attendees: {known(a.email for a in ev.attendees)}")
+            f"{person.email} is not invited to '{event_id}'; attendees: {known(a.email for a in ev.attendees)}",
+            rejected=(person.email, event_id), choices=shown(a.email for a in ev.attendees))
     ev.attendees = [a for a in ev.attendees if a.email != person.email]
     state.reminders = {k: r for k, r in state.reminders.items()
                        if not (r.event_id == event_id and r.person_email == person.email)}
@@ -577,12 +604,16 @@ def respond_to_event_invitation(
     person = _person(state, attendee_email, "attendee_email")
     _live(ev)
     _not_over(state, ev)
-    require(person.email != ev.organizer_email, f"{person.email} organizes '{event_id}'; organizers do not respond")
+    require(person.email != ev.organizer_email, f"{person.email} organizes '{event_id}'; organizers do not respond",
+            rejected=(person.email, event_id))
     att = _invited(ev, person.email)
     if att is None:
         raise ToolError(f"{person.email} is not invited to '{event_id}'; "
-                        f"attendees: {known(a.email for a in ev.attendees)}")
-    require(att.response != response, f"{person.email}'s response to '{event_id}' is already {response}")
+                        f"attendees: {known(a.email for a in ev.attendees)}",
+                        rejected=(person.email, event_id),
+                        choices=shown(a.email for a in ev.attendees))
+    require(att.response != response, f"{person.email}'s response to '{event_id}' is already {response}",
+            reason='conflict', params=('response',), rejected=(person.email, event_id, response))
     att.response = response
     _touch(state, ev)
     return ev
@@ -595,7 +626,8 @@ def book_meeting_room(state: CalendarState, event_id: EventId, room_id: RoomId) 
     room = _room(state, room_id)
     _live(ev)
     _not_over(state, ev)
-    require(ev.room_id != room_id, f"event '{event_id}' is already in room '{room_id}' ({room.name})")
+    require(ev.room_id != room_id, f"event '{event_id}' is already in room '{room_id}' ({room.name})",
+            reason='conflict', rejected=(event_id, room_id))
     _fits(room, 1 + len(ev.attendees))
     _room_free(state, room, datetime.fromisoformat(ev.start), datetime.fromisoformat(ev.end),
                ev.recurrence, event_id)
@@ -617,19 +649,23 @@ def set_event_reminder(
     person = _person(state, person_email, "person_email")
     _live(ev)
     require(person.email == ev.organizer_email or _invited(ev, person.email) is not None,
-            f"{person.email} is neither the organizer nor invited to '{event_id}'")
+            f"{person.email} is neither the organizer nor invited to '{event_id}'",
+            rejected=(person.email, event_id))
     now = state.now_dt()
     nxt = next((a for a, _ in occurrences(ev.start, ev.end, ev.recurrence, now, now + timedelta(days=70))
                 if a >= now), None)
     if nxt is None:
-        raise ToolError(f"event '{event_id}' has no upcoming occurrence (it started {ev.start})")
+        raise ToolError(f"event '{event_id}' has no upcoming occurrence (it started {ev.start})",
+                        rejected=(event_id, ev.start))
     lead = (nxt - now) // timedelta(minutes=1)
     require(minutes_before <= lead, f"a reminder {minutes_before} minutes before {iso(nxt)} would fire in "
-            f"the past (now is {state.now}); minutes_before can be at most {lead}")
+            f"the past (now is {state.now}); minutes_before can be at most {lead}",
+            reason='limit', params=('minutes_before',), rejected=(minutes_before, state.now, lead))
     dup = next((r for r in state.reminders.values() if r.event_id == event_id and r.person_email == person.email
                 and r.minutes_before == minutes_before and r.method == method), None)
     require(dup is None, f"{person.email} already has this reminder for '{event_id}' "
-            f"({dup.reminder_id if dup else ''})")
+            f"({dup.reminder_id if dup else ''})",
+            reason='conflict', rejected=(person.email, event_id))
     reminder = Reminder(reminder_id=state.new_id("REM"), event_id=event_id, person_email=person.email,
                         minutes_before=minutes_before, method=method)
     state.reminders[reminder.reminder_id] = reminder

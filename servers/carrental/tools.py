@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -152,32 +152,33 @@ class RideFareEstimate(BaseModel):
 
 # -- helpers -------------------------------------------------------------------------------
 def _vehicle(state: CarRentalState, vehicle_id: str) -> Vehicle:
-    return lookup(state.vehicles, vehicle_id, "vehicle_id", "vehicle", hint="use search_rental_cars to find one")
+    return find(state.vehicles, vehicle_id, hint="use search_rental_cars to find one")
 
 
 def _branch(state: CarRentalState, branch_id: str, param: str) -> Branch:
-    return lookup(state.branches, branch_id, param, "branch")
+    return find(state.branches, branch_id)
 
 
 def _customer(state: CarRentalState, customer_id: str) -> RentalCustomer:
-    return lookup(state.customers, customer_id, "customer_id", "customer",
-                  hint="use list_customer_rentals with the customer's email")
+    return find(state.customers, customer_id, hint="use list_customer_rentals with the customer's email")
 
 
 def _rental(state: CarRentalState, rental_id: str) -> Rental:
-    return lookup(state.rentals, rental_id, "rental_id", "rental",
-                  hint="use list_customer_rentals to find a customer's rentals")
+    return find(state.rentals, rental_id, hint="use list_customer_rentals to find a customer's rentals")
 
 
 def _status(rental: Rental, allowed: tuple[str, ...], action: str) -> None:
     require(rental.status in allowed, f"rental '{rental.rental_id}' is {rental.status}; "
-            f"only {' or '.join(allowed)} rentals can {action}")
+            f"only {' or '.join(allowed)} rentals can {action}",
+            reason='state', rejected=(rental.rental_id, rental.status, action),
+            wanted=tuple(allowed))
 
 
 def _open_at(branch: Branch, when: datetime, param: str) -> None:
     hhmm = when.strftime("%H:%M")
     require(branch.opens <= hhmm <= branch.closes, f"{branch.name} ({branch.branch_id}) is open "
-            f"{branch.opens}-{branch.closes}; {param} at {hhmm} is outside its opening hours")
+            f"{branch.opens}-{branch.closes}; {param} at {hhmm} is outside its opening hours",
+            params=(param,), rejected=(branch.name, branch.opens, branch.closes, hhmm))
 
 
 def _days(start: datetime, end: datetime) -> int:
@@ -203,19 +204,25 @@ def _one_way(vehicle: Vehicle, pick: Branch, back: Branch, state: CarRentalState
     require(vehicle.vehicle_class in ONE_WAY_CLASSES,
             f"{vehicle.vehicle_class} cars cannot be returned in another city ({back.city}); "
             f"return_branch_id must be in {pick.city}: {known(same)}; one-way rentals are allowed for "
-            f"{', '.join(ONE_WAY_CLASSES)} cars")
+            f"{', '.join(ONE_WAY_CLASSES)} cars",
+            params=('city', 'return_branch_id'), rejected=(vehicle.vehicle_class, pick.city),
+            choices=(*shown(same), *tuple(ONE_WAY_CLASSES),))
     return ONE_WAY_FEE
 
 
 def _driver(customer: RentalCustomer, vehicle: Vehicle, end: datetime) -> None:
     require(customer.age >= MIN_AGE, f"customer '{customer.customer_id}' is {customer.age}; "
-            f"drivers must be at least {MIN_AGE}")
+            f"drivers must be at least {MIN_AGE}",
+            reason='limit', rejected=(customer.customer_id, customer.age, MIN_AGE))
     require(customer.age >= RESTRICTED_MIN_AGE or vehicle.vehicle_class not in RESTRICTED_CLASSES,
             f"customer '{customer.customer_id}' is {customer.age}; {vehicle.vehicle_class} cars need a driver "
-            f"aged {RESTRICTED_MIN_AGE} or over; pick an economy, compact, midsize or suv car")
+            f"aged {RESTRICTED_MIN_AGE} or over; pick an economy, compact, midsize or suv car",
+            reason='missing',
+            rejected=(customer.customer_id, customer.age, vehicle.vehicle_class, RESTRICTED_MIN_AGE))
     require(customer.license_expiry >= end.date().isoformat(),
             f"the driving licence of '{customer.customer_id}' expires on {customer.license_expiry}, "
-            f"before the return on {end.date()}")
+            f"before the return on {end.date()}",
+            rejected=(customer.customer_id, customer.license_expiry))
 
 
 def _plan(state: CarRentalState, vehicle: Vehicle, pickup_at: str, return_at: str, return_branch_id: str | None,
@@ -223,16 +230,20 @@ def _plan(state: CarRentalState, vehicle: Vehicle, pickup_at: str, return_at: st
     """Check a rental window (new, or a change to `rental`) and price it; raises on any rule broken."""
     start, end = parse_moment(pickup_at, "pickup_at"), parse_moment(return_at, "return_at")
     if rental is None:
-        require(start >= state.now_dt(), f"pickup_at {pickup_at} is in the past; now is {state.now}")
-    require(end > start, f"return_at ({return_at}) must be after pickup_at ({pickup_at})")
+        require(start >= state.now_dt(), f"pickup_at {pickup_at} is in the past; now is {state.now}",
+                reason='past', params=('pickup_at',), rejected=(pickup_at, state.now))
+    require(end > start, f"return_at ({return_at}) must be after pickup_at ({pickup_at})",
+            params=('pickup_at', 'return_at'))
     days = _days(start, end)
     require(days <= MAX_RENTAL_DAYS, f"a rental may last at most {MAX_RENTAL_DAYS} days; "
-            f"{pickup_at} to {return_at} is {days} days")
+            f"{pickup_at} to {return_at} is {days} days",
+            reason='limit', rejected=(MAX_RENTAL_DAYS, pickup_at, return_at, days))
     pick = state.branches[rental.pickup_branch_id if rental else vehicle.branch_id]
     back = _branch(state, return_branch_id or pick.branch_id, "return_branch_id")
     if rental is None:
         require(vehicle.status != "maintenance",
-                f"vehicle '{vehicle.vehicle_id}' is in maintenance; use search_rental_cars for another car")
+                f"vehicle '{vehicle.vehicle_id}' is in maintenance; use search_rental_cars for another car",
+                rejected=(vehicle.vehicle_id,))
         _open_at(pick, start, "pickup_at")
     _open_at(back, end, "return_at")
     one_way = _one_way(vehicle, pick, back, state)
@@ -240,7 +251,8 @@ def _plan(state: CarRentalState, vehicle: Vehicle, pickup_at: str, return_at: st
     require(clash is None, f"vehicle '{vehicle.vehicle_id}' is already booked from "
             f"{clash.pickup_at if clash else ''} to {iso(_busy_until(state, clash)) if clash else ''}"
             + (f"; the latest possible return is {clash.pickup_at if clash else ''}" if rental else
-               "; choose other times or another car"))
+               "; choose other times or another car"),
+            reason='conflict', rejected=(vehicle.vehicle_id,))
     if customer is not None:
         _driver(customer, vehicle, end)
     rate = rental.daily_rate if rental else vehicle.daily_rate
@@ -259,7 +271,8 @@ def _reprice(state: CarRentalState, rental: Rental) -> None:
 def _ride_city(state: CarRentalState, city: str) -> str:
     cities = sorted({b.city for b in state.branches.values()})
     match = next((c for c in cities if c.lower() == city.strip().lower()), None)
-    require(match is not None, f"no ride service in '{city}' (parameter 'city'); cities served: {', '.join(cities)}")
+    require(match is not None, f"no ride service in '{city}' (parameter 'city'); cities served: {', '.join(cities)}",
+            params=('city',), rejected=(city,), choices=tuple(cities))
     assert match is not None
     return match
 
@@ -267,7 +280,8 @@ def _ride_city(state: CarRentalState, city: str) -> str:
 def _route(state: CarRentalState, city: str, pickup: str, dropoff: str) -> tuple[str, float, int]:
     name = _ride_city(state, city)
     require(norm_address(pickup) != norm_address(dropoff),
-            f"pickup_address and dropoff_address are the same place ('{pickup.strip()}')")
+            f"pickup_address and dropoff_address are the same place ('{pickup.strip()}')",
+            params=('dropoff_address', 'pickup_address'), rejected=(pickup.strip(),))
     km, eta = ride_route(name, pickup, dropoff)
     return name, km, eta
 
@@ -307,10 +321,13 @@ def search_rental_cars(
     branch = _branch(state, branch_id, "branch_id")
     start, end = parse_moment(pickup_at, "pickup_at"), parse_moment(return_at, "return_at")
     pickup_at, return_at = iso(start), iso(end)  # echoed to the minute
-    require(start >= state.now_dt(), f"pickup_at {pickup_at} is in the past; now is {state.now}")
-    require(end > start, f"return_at ({return_at}) must be after pickup_at ({pickup_at})")
+    require(start >= state.now_dt(), f"pickup_at {pickup_at} is in the past; now is {state.now}",
+            reason='past', params=('pickup_at',), rejected=(pickup_at, state.now))
+    require(end > start, f"return_at ({return_at}) must be after pickup_at ({pickup_at})",
+            params=('pickup_at', 'return_at'))
     days = _days(start, end)
-    require(days <= MAX_RENTAL_DAYS, f"a rental may last at most {MAX_RENTAL_DAYS} days")
+    require(days <= MAX_RENTAL_DAYS, f"a rental may last at most {MAX_RENTAL_DAYS} days",
+            reason='limit', rejected=(MAX_RENTAL_DAYS,))
     _open_at(branch, start, "pickup_at")
     cars = sorted(
         (v for v in state.vehicles.values()
@@ -403,13 +420,15 @@ def list_customer_rentals(
     limit: Limit = DEFAULT_LIMIT,
 ) -> CustomerRentals:
     """Show a customer's profile (licence, age, tier) and rentals, latest pickup first, by id or email."""
-    require((customer_id is None) != (email is None), "give exactly one of customer_id or email")
+    require((customer_id is None) != (email is None), "give exactly one of customer_id or email",
+            reason='missing', params=('customer_id', 'email'))
     if customer_id is not None:
         customer = _customer(state, customer_id)
     else:
         assert email is not None
         found = next((c for c in state.customers.values() if c.email.lower() == email.strip().lower()), None)
-        require(found is not None, f"no customer with email '{email}' (parameter 'email'); check the spelling")
+        require(found is not None, f"no customer with email '{email}' (parameter 'email'); check the spelling",
+                reason='not_found', params=('email',), rejected=(email,))
         assert found is not None
         customer = found
     rentals = sorted((r for r in state.rentals.values()
@@ -425,7 +444,8 @@ def cancel_car_rental(state: CarRentalState, rental_id: RentalId) -> Rental:
     """Cancel a reserved rental; within 24 hours of pickup it costs one day's rate."""
     rental = _rental(state, rental_id)
     require(rental.status != "active", f"rental '{rental_id}' is active (the car was picked up); "
-            "an active rental cannot be cancelled, end it with return_rental_car")
+            "an active rental cannot be cancelled, end it with return_rental_car",
+            rejected=(rental_id,))
     _status(rental, ("reserved",), "be cancelled")
     hours = (datetime.fromisoformat(rental.pickup_at) - state.now_dt()).total_seconds() / 3600
     fee = rental.daily_rate if hours < FREE_CANCEL_HOURS else 0.0
@@ -442,7 +462,8 @@ def add_rental_extra(
     """Add an extra (GPS, child seat, extra driver, full insurance) to a reserved or active rental."""
     rental = _rental(state, rental_id)
     _status(rental, _BUSY, "take extras")
-    require(extra not in rental.extras, f"rental '{rental_id}' already has {extra}")
+    require(extra not in rental.extras, f"rental '{rental_id}' already has {extra}",
+            reason='conflict', rejected=(rental_id, extra))
     rental.extras = sorted([*rental.extras, extra])
     _reprice(state, rental)
     return rental
@@ -460,8 +481,10 @@ def extend_car_rental(
     new_end = parse_moment(new_return_at, "new_return_at")
     new_return_at = iso(new_end)  # stored to the minute
     require(new_end > datetime.fromisoformat(rental.return_at),
-            f"new_return_at ({new_return_at}) must be later than the current return time ({rental.return_at})")
-    require(new_end > state.now_dt(), f"new_return_at ({new_return_at}) is in the past; now is {state.now}")
+            f"new_return_at ({new_return_at}) must be later than the current return time ({rental.return_at})",
+            params=('new_return_at',))
+    require(new_end > state.now_dt(), f"new_return_at ({new_return_at}) is in the past; now is {state.now}",
+            reason='past', params=('new_return_at',), rejected=(state.now,))
     car, customer = state.vehicles[rental.vehicle_id], state.customers[rental.customer_id]
     plan = _plan(state, car, rental.pickup_at, new_return_at, rental.return_branch_id, rental.extras,
                  customer, rental=rental)
@@ -478,13 +501,16 @@ def start_car_rental(state: CarRentalState, rental_id: RentalId) -> Rental:
     pickup, now = datetime.fromisoformat(rental.pickup_at), state.now_dt()
     require(now >= pickup - timedelta(minutes=PICKUP_EARLY_MINUTES),
             f"rental '{rental_id}' can be picked up from {iso(pickup - timedelta(minutes=PICKUP_EARLY_MINUTES))} "
-            f"(reserved pickup {rental.pickup_at}); now is {state.now}")
+            f"(reserved pickup {rental.pickup_at}); now is {state.now}",
+            rejected=(rental_id, rental.pickup_at, state.now))
     require(now <= pickup + timedelta(hours=NO_SHOW_HOURS),
-            f"rental '{rental_id}' expired: the pickup was {rental.pickup_at}; cancel it and reserve again")
+            f"rental '{rental_id}' expired: the pickup was {rental.pickup_at}; cancel it and reserve again",
+            rejected=(rental_id, rental.pickup_at))
     car = state.vehicles[rental.vehicle_id]
     require(car.status != "maintenance", f"vehicle '{car.vehicle_id}' is in maintenance and cannot be "
-            "handed over; cancel this rental and reserve another car")
-    require(car.status != "rented", f"vehicle '{car.vehicle_id}' is still out on an earlier rental")
+            "handed over; cancel this rental and reserve another car", rejected=(car.vehicle_id,))
+    require(car.status != "rented", f"vehicle '{car.vehicle_id}' is still out on an earlier rental",
+            rejected=(car.vehicle_id,))
     rental.status, rental.picked_up_at, rental.start_mileage = "active", state.now, car.mileage
     car.status = "rented"
     return rental
@@ -505,9 +531,11 @@ def return_rental_car(
     _open_at(back, state.now_dt(), "the return now")
     one_way = _one_way(car, state.branches[rental.pickup_branch_id], back, state)
     start_km = rental.start_mileage or 0
-    require(odometer_km >= start_km, f"odometer_km {odometer_km} is below the reading at pickup ({start_km})")
+    require(odometer_km >= start_km, f"odometer_km {odometer_km} is below the reading at pickup ({start_km})",
+            params=('odometer_km',), rejected=(odometer_km,))
     require(odometer_km - start_km <= 1500 * rental.days,
-            f"odometer_km {odometer_km} means {odometer_km - start_km} km in {rental.days} days; check the reading")
+            f"odometer_km {odometer_km} means {odometer_km - start_km} km in {rental.days} days; check the reading",
+            params=('odometer_km',), rejected=(odometer_km, rental.days))
     late = (state.now_dt() - datetime.fromisoformat(rental.return_at)).total_seconds() / 60
     late_days = math.ceil(late / 1440) if late > LATE_GRACE_MINUTES else 0
     rental.late_fee = round(late_days * rental.daily_rate, 2)
@@ -533,7 +561,7 @@ def report_vehicle_damage(
     _status(rental, ("active", "returned"), "get damage reports")
     dup = next((d for d in state.damage_reports.values() if d.rental_id == rental_id and d.area == area), None)
     require(dup is None, f"damage to the {area} was already reported for rental '{rental_id}' "
-            f"({dup.report_id if dup else ''})")
+            f"({dup.report_id if dup else ''})", reason='conflict', rejected=(area, rental_id))
     charge = 0.0 if "insurance_full" in rental.extras else DAMAGE_CHARGE[severity]
     report = DamageReport(report_id=state.new_id("DMG"), rental_id=rental_id, vehicle_id=rental.vehicle_id,
                           area=area, severity=severity, description=description.strip(), charge=charge,
@@ -580,12 +608,14 @@ def request_ride(
     customer = _customer(state, customer_id)
     name, km, eta = _route(state, city, pickup_address, dropoff_address)
     require(passengers <= RIDE_SEATS[ride_type], f"a {ride_type} ride seats {RIDE_SEATS[ride_type]}; "
-            f"{passengers} passengers need an xl ride")
+            f"{passengers} passengers need an xl ride",
+            reason='missing', params=('passengers',), rejected=(ride_type, passengers))
     open_ride = next((r for r in state.rides.values()
                       if r.customer_id == customer_id and r.status in _OPEN_RIDE), None)
     require(open_ride is None, f"customer '{customer_id}' already has an open ride "
             f"({open_ride.ride_id if open_ride else ''}, {open_ride.status if open_ride else ''}); "
-            "cancel it with cancel_ride or wait until it completes")
+            "cancel it with cancel_ride or wait until it completes",
+            reason='conflict', rejected=(customer_id,))
     ride_id = state.new_id("RID")
     assigned = eta <= 10
     ride = Ride(ride_id=ride_id, customer_id=customer.customer_id, city=name, pickup_address=pickup_address.strip(),
@@ -601,10 +631,13 @@ def request_ride(
 @tool(write=True, sensitive=("ride_id",))
 def cancel_ride(state: CarRentalState, ride_id: RideId) -> Ride:
     """Cancel a ride before it starts; free while no driver is assigned, a small fee after."""
-    ride = lookup(state.rides, ride_id, "ride_id", "ride", hint="list_customer_rentals shows a customer's open rides")
-    require(ride.status != "completed", f"ride '{ride_id}' is already completed and cannot be cancelled")
-    require(ride.status != "cancelled", f"ride '{ride_id}' is already cancelled")
-    require(ride.status != "in_progress", f"ride '{ride_id}' is in progress; it cannot be cancelled now")
+    ride = find(state.rides, ride_id, hint="list_customer_rentals shows a customer's open rides")
+    require(ride.status != "completed", f"ride '{ride_id}' is already completed and cannot be cancelled",
+            reason='conflict', rejected=(ride_id,))
+    require(ride.status != "cancelled", f"ride '{ride_id}' is already cancelled",
+            reason='conflict', rejected=(ride_id,))
+    require(ride.status != "in_progress", f"ride '{ride_id}' is in progress; it cannot be cancelled now",
+            rejected=(ride_id,))
     ride.cancellation_fee = RIDE_CANCEL_FEE if ride.status == "driver_assigned" else 0.0
     ride.status, ride.eta_minutes = "cancelled", None
     return ride
@@ -613,4 +646,4 @@ def cancel_ride(state: CarRentalState, ride_id: RideId) -> Ride:
 @tool(sensitive=("ride_id",))
 def get_ride_status(state: CarRentalState, ride_id: RideId) -> Ride:
     """Get a ride's status, driver, arrival estimate, distance and fare."""
-    return lookup(state.rides, ride_id, "ride_id", "ride", hint="list_customer_rentals shows a customer's open rides")
+    return find(state.rides, ride_id, hint="list_customer_rentals shows a customer's open rides")

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id, moment, parse_moment
 from prove.env.world import iso
@@ -125,18 +125,19 @@ class DeploymentInfo(BaseModel):
 
 
 def _project(state: CICDState, project_id: str) -> Project:
-    return lookup(state.projects, project_id, "project_id", "project",
-                  hint=f"use list_ci_projects to find one; known: {known(state.projects)}")
+    return find(state.projects, project_id, hint=f"use list_ci_projects to find one; known: {known(state.projects)}")
 
 
 def _user(state: CICDState, username: str, param: str) -> User:
-    return lookup(state.users, username, param, "user")
+    return find(state.users, username)
 
 
 def _branch(state: CICDState, project: Project, branch: str) -> str:
     require(branch in project.branches,
             f"branch '{branch}' does not exist in {project.project_id} ({project.name}) (parameter "
-            f"'branch'); branches: {', '.join(project.branches)}")
+            f"'branch'); branches: {', '.join(project.branches)}",
+            reason='not_found', params=('branch',), rejected=(branch, project.project_id),
+            choices=tuple(project.branches))
     return branch
 
 
@@ -167,7 +168,8 @@ def _active_freeze(state: CICDState, project_id: str, env: EnvName) -> DeployFre
 def _not_frozen(state: CICDState, project_id: str, env: EnvName, action: str) -> None:
     frz = _active_freeze(state, project_id, env)
     require(frz is None, f"cannot {action}: {env} of {project_id} is frozen until "
-            f"{frz.ends_at if frz else ''} ({frz.freeze_id if frz else ''}: {frz.reason if frz else ''})")
+            f"{frz.ends_at if frz else ''} ({frz.freeze_id if frz else ''}: {frz.reason if frz else ''})",
+            reason='state', rejected=(action, env, project_id))
 
 
 def _artifact_of(state: CICDState, run_id: str) -> Artifact | None:
@@ -237,7 +239,7 @@ def list_pipeline_runs(
 @tool(sensitive=("run_id",))
 def get_pipeline_run(state: CICDState, run_id: RunId) -> RunInfo:
     """Get one pipeline run: status, jobs, duration, failing job, its commit and the artifact it built."""
-    run = lookup(state.runs, run_id, "run_id", "pipeline run")
+    run = find(state.runs, run_id)
     art = _artifact_of(state, run_id)
     return RunInfo(run=run, pipeline_name=state.pipelines[run.pipeline_id].name,
                    commit=state.commits[run.commit_sha], artifact_id=art.artifact_id if art else None,
@@ -251,10 +253,11 @@ def get_run_logs(
     job: Annotated[JobName | None, Field(description="Only this job's lines, e.g. 'test:unit'.")] = None,
 ) -> RunLogs:
     """Read the log excerpt of a pipeline run, optionally for one job; shows why a run failed."""
-    run = lookup(state.runs, run_id, "run_id", "pipeline run")
+    run = find(state.runs, run_id)
     names = [j.name for j in run.jobs]
     require(job is None or job in names,
-            f"job '{job}' is not part of run {run_id} (parameter 'job'); jobs: {', '.join(names)}")
+            f"job '{job}' is not part of run {run_id} (parameter 'job'); jobs: {', '.join(names)}",
+            params=('job',), rejected=(job, run_id), choices=tuple(names))
     lines = [ln for ln in run.logs if job is None or ln.startswith(f"[{job}]")]
     return RunLogs(run_id=run_id, status=run.status, failing_job=run.failing_job, job=job,
                    jobs=run.jobs, lines=lines)
@@ -273,21 +276,27 @@ def trigger_pipeline_run(
     project = _project(state, project_id)
     mine = [p.pipeline_id for p in state.pipelines.values() if p.project_id == project_id]
     require(pipeline_id in mine, f"pipeline '{pipeline_id}' not found in {project_id} (parameter "
-            f"'pipeline_id'); its pipelines: {', '.join(mine)}")
+            f"'pipeline_id'); its pipelines: {', '.join(mine)}",
+            reason='not_found', params=('pipeline_id',), rejected=(pipeline_id, project_id),
+            choices=tuple(mine))
     _branch(state, project, branch)
     _user(state, triggered_by, "triggered_by")
     commits = sorted((c for c in state.commits.values() if c.project_id == project_id and c.branch == branch),
                      key=lambda c: c.committed_at, reverse=True)
-    require(bool(commits), f"branch '{branch}' has no commits to build")
+    require(bool(commits), f"branch '{branch}' has no commits to build",
+            params=('branch',), rejected=(branch,))
     if commit_sha is None:
         commit_sha = commits[0].sha
     require(any(c.sha == commit_sha for c in commits),
             f"commit '{commit_sha}' is not on branch '{branch}' (parameter 'commit_sha'); latest commits: "
-            + ", ".join(c.sha for c in commits[:5]))
+            + ", ".join(c.sha for c in commits[:5]),
+            params=('commit_sha', 'branch'), rejected=(commit_sha, branch),
+            choices=tuple(c.sha for c in commits[:5]))
     dup = next((r for r in state.runs.values() if r.pipeline_id == pipeline_id
                 and r.commit_sha == commit_sha and r.status in ("queued", "running")), None)
     require(dup is None, f"run '{dup.run_id if dup else ''}' of this pipeline is already "
-            f"{dup.status if dup else ''} for commit {commit_sha}")
+            f"{dup.status if dup else ''} for commit {commit_sha}",
+            reason='conflict', rejected=(dup.run_id if dup else '', commit_sha))
     pipe = state.pipelines[pipeline_id]
     run = PipelineRun(
         run_id=state.new_id("RUN"), pipeline_id=pipeline_id, project_id=project_id,
@@ -302,10 +311,12 @@ def trigger_pipeline_run(
 @tool(write=True, sensitive=("run_id",))
 def cancel_pipeline_run(state: CICDState, run_id: RunId) -> PipelineRun:
     """Cancel a queued or running pipeline run; finished runs cannot be cancelled."""
-    run = lookup(state.runs, run_id, "run_id", "pipeline run")
+    run = find(state.runs, run_id)
     require(run.status not in FINISHED,
             f"run '{run_id}' already finished ({run.status} at {run.finished_at}); only queued or "
-            "running runs can be cancelled")
+            "running runs can be cancelled",
+            reason='state', rejected=(run_id, run.finished_at),
+            wanted=('queued', 'running', 'cancelled'))
     run.status = "cancelled"
     run.finished_at = state.advance()
     run.duration_seconds = int((datetime.fromisoformat(run.finished_at)
@@ -320,16 +331,18 @@ def cancel_pipeline_run(state: CICDState, run_id: RunId) -> PipelineRun:
 @tool(write=True, sensitive=("run_id", "triggered_by"))
 def retry_pipeline_run(state: CICDState, run_id: RunId, triggered_by: Actor) -> PipelineRun:
     """Re-run a failed or cancelled pipeline run on the same commit; returns the new queued run."""
-    old = lookup(state.runs, run_id, "run_id", "pipeline run")
+    old = find(state.runs, run_id)
     require(old.status != "passed", f"run '{run_id}' passed; there is nothing to retry (trigger a new "
-            "run with trigger_pipeline_run instead)")
+            "run with trigger_pipeline_run instead)", rejected=(run_id,))
     require(old.status in ("failed", "cancelled"),
-            f"run '{run_id}' is still {old.status}; wait for it or cancel it before retrying")
+            f"run '{run_id}' is still {old.status}; wait for it or cancel it before retrying",
+            rejected=(run_id, old.status))
     _user(state, triggered_by, "triggered_by")
     dup = next((r for r in state.runs.values() if r.pipeline_id == old.pipeline_id
                 and r.commit_sha == old.commit_sha and r.status in ("queued", "running")), None)
     require(dup is None, f"run '{dup.run_id if dup else ''}' is already {dup.status if dup else ''} "
-            f"for commit {old.commit_sha}")
+            f"for commit {old.commit_sha}",
+            reason='conflict', rejected=(dup.run_id if dup else '', old.commit_sha))
     run = PipelineRun(
         run_id=state.new_id("RUN"), pipeline_id=old.pipeline_id, project_id=old.project_id,
         commit_sha=old.commit_sha, branch=old.branch, status="queued", triggered_by=triggered_by,
@@ -392,27 +405,32 @@ def deploy_artifact(
     deployer: Actor,
 ) -> Deployment:
     """Deploy a build artifact to an environment; protected environments wait for approval."""
-    art = lookup(state.artifacts, artifact_id, "artifact_id", "artifact",
-                 hint="use list_build_artifacts to find one")
+    art = find(state.artifacts, artifact_id, hint="use list_build_artifacts to find one")
     _user(state, deployer, "deployer")
     env = _env(state, art.project_id, environment)
     run = state.runs[art.run_id]
     require(not env.requires_passing_run or run.status == "passed",
             f"artifact {artifact_id} ({art.version}) was built by run {run.run_id}, which {run.status}"
             + (f" in job {run.failing_job}" if run.failing_job else "")
-            + f"; {environment} only accepts artifacts from passed runs")
+            + f"; {environment} only accepts artifacts from passed runs",
+            reason='state', params=('job',),
+            rejected=(artifact_id, run.run_id, run.status, run.failing_job, environment),
+            wanted=('passed',))
     if env.requires_staging_success:
         staged = any(d.artifact_id == artifact_id and d.environment == "staging" and d.status == "succeeded"
                      for d in state.deployments.values())
         require(staged, f"{art.version} ({artifact_id}) has no successful staging deployment; "
-                f"deploy it to staging first, then to {environment}")
+                f"deploy it to staging first, then to {environment}",
+                rejected=(art.version, environment))
     _not_frozen(state, art.project_id, environment, "deploy")
     wait = _waiting(state, art.project_id, environment)
     require(wait is None, f"{environment} of {art.project_id} already has deployment "
-            f"{wait.deployment_id if wait else ''} {wait.status if wait else ''}; finish it first")
+            f"{wait.deployment_id if wait else ''} {wait.status if wait else ''}; finish it first",
+            reason='conflict', rejected=(environment, art.project_id))
     cur = _current(state, art.project_id, environment)
     require(cur is None or cur.artifact_id != artifact_id,
-            f"{art.version} is already live in {environment} (deployment {cur.deployment_id if cur else ''})")
+            f"{art.version} is already live in {environment} (deployment {cur.deployment_id if cur else ''})",
+            reason='conflict', rejected=(art.version, environment))
     at = state.advance(2)
     dep = Deployment(
         deployment_id=state.new_id("DEP"), project_id=art.project_id, environment=environment,
@@ -427,16 +445,19 @@ def deploy_artifact(
 @tool(write=True, sensitive=("deployment_id", "approver"))
 def approve_deployment(state: CICDState, deployment_id: DeploymentId, approver: Actor) -> Deployment:
     """Approve a deployment that is pending approval; it then rolls out. Deployers cannot self-approve."""
-    dep = lookup(state.deployments, deployment_id, "deployment_id", "deployment")
+    dep = find(state.deployments, deployment_id)
     require(dep.status == "pending_approval",
-            f"deployment '{deployment_id}' is {dep.status}, not pending_approval")
+            f"deployment '{deployment_id}' is {dep.status}, not pending_approval",
+            rejected=(deployment_id, dep.status))
     user = _user(state, approver, "approver")
     require(approver != dep.deployer, f"'{approver}' requested deployment {deployment_id} and cannot "
-            "approve it; another owner or a release manager must")
+            "approve it; another owner or a release manager must",
+            params=('owner',), rejected=(approver, deployment_id))
     owners = state.projects[dep.project_id].owners
     require(approver in owners or user.role != "developer",
             f"'{approver}' may not approve {dep.project_id} deployments; project owners: {', '.join(owners)} "
-            "(release managers and admins may also approve)")
+            "(release managers and admins may also approve)",
+            rejected=(approver, dep.project_id), choices=tuple(owners))
     _not_frozen(state, dep.project_id, dep.environment, "approve")
     dep.approver, dep.approved_at = approver, state.advance()
     dep.status, dep.finished_at = "succeeded", state.advance(5)
@@ -454,17 +475,20 @@ def rollback_deployment(
     _project(state, project_id)
     _user(state, deployer, "deployer")
     cur = _current(state, project_id, environment)
-    require(cur is not None, f"nothing is live in {environment} of {project_id}; nothing to roll back")
+    require(cur is not None, f"nothing is live in {environment} of {project_id}; nothing to roll back",
+            rejected=(environment, project_id))
     earlier = [d for d in state.deployments.values() if d.project_id == project_id
                and d.environment == environment and d.status == "succeeded"
                and cur is not None and d.artifact_id != cur.artifact_id
                and (d.finished_at or "") <= (cur.finished_at or "")]
     prev = max(earlier, key=lambda d: (d.finished_at or "", d.deployment_id), default=None)
     require(prev is not None, f"no earlier successful deployment of another version in {environment} "
-            f"of {project_id} to roll back to (live: {cur.version if cur else ''})")
+            f"of {project_id} to roll back to (live: {cur.version if cur else ''})",
+            params=('version',), rejected=(environment, project_id))
     busy = _waiting(state, project_id, environment)
     require(busy is None or busy.status != "in_progress",
-            f"deployment {busy.deployment_id if busy else ''} is in progress in {environment}; wait for it")
+            f"deployment {busy.deployment_id if busy else ''} is in progress in {environment}; wait for it",
+            rejected=(environment,))
     cur.status = "rolled_back"
     at = state.advance(2)
     dep = Deployment(
@@ -497,7 +521,7 @@ def list_deployments(
 @tool(sensitive=("deployment_id",))
 def get_deployment(state: CICDState, deployment_id: DeploymentId) -> DeploymentInfo:
     """Get one deployment: version, status, deployer, approval, its build run and any incidents."""
-    dep = lookup(state.deployments, deployment_id, "deployment_id", "deployment")
+    dep = find(state.deployments, deployment_id)
     art = state.artifacts[dep.artifact_id]
     return DeploymentInfo(deployment=dep, run_id=art.run_id, run_status=state.runs[art.run_id].status,
                           commit_sha=art.commit_sha,
@@ -516,12 +540,13 @@ def set_environment_variable(
     """Create or update an environment variable or secret of one environment of a project."""
     _project(state, project_id)
     require(bool(_UPPER_SNAKE.fullmatch(name)),
-            f"name '{name}' must be UPPER_SNAKE (capital letters, digits, single underscores), e.g. 'API_TIMEOUT'")
+            f"name '{name}' must be UPPER_SNAKE (capital letters, digits, single underscores), e.g. 'API_TIMEOUT'",
+            params=('name',), rejected=(name,), choices=('API_TIMEOUT',))
     env = _env(state, project_id, environment)
     old = next((v for v in env.variables if v.name == name), None)
     require(old is None or not old.secret or secret,
             f"'{name}' is a secret in {environment}; it cannot be turned back into a plain variable "
-            "(pass secret=true to rotate it)")
+            "(pass secret=true to rotate it)", params=('secret',), rejected=(name, environment))
     _not_frozen(state, project_id, environment, "change variables")
     var = EnvVariable(name=name, secret=secret, value=None if secret else value, updated_at=state.now)
     env.variables = sorted([v for v in env.variables if v.name != name] + [var], key=lambda v: v.name)
@@ -542,15 +567,18 @@ def create_deploy_freeze(
     _project(state, project_id)
     start, end = iso(parse_moment(starts_at, "starts_at")), iso(parse_moment(ends_at, "ends_at"))
     _user(state, created_by, "created_by")
-    require(end > start, f"ends_at {end} must be after starts_at {start}")
-    require(end > state.now, f"ends_at {end} is already in the past (now: {state.now})")
+    require(end > start, f"ends_at {end} must be after starts_at {start}",
+            params=('ends_at', 'starts_at'), rejected=(end, start))
+    require(end > state.now, f"ends_at {end} is already in the past (now: {state.now})",
+            reason='conflict', params=('ends_at',), rejected=(end, state.now))
     days = (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() / 86400
     require(days <= _MAX_FREEZE_DAYS, f"a freeze may last at most {_MAX_FREEZE_DAYS} days; this one "
-            f"lasts {days:.1f}")
+            f"lasts {days:.1f}", reason='limit', rejected=(_MAX_FREEZE_DAYS, days))
     clash = next((f for f in _freezes(state, project_id, environment)
                   if f.starts_at < end and start < f.ends_at), None)
     require(clash is None, f"overlaps freeze {clash.freeze_id if clash else ''} "
-            f"({clash.starts_at if clash else ''} to {clash.ends_at if clash else ''}) in {environment}")
+            f"({clash.starts_at if clash else ''} to {clash.ends_at if clash else ''}) in {environment}",
+            reason='conflict', rejected=(environment,))
     frz = DeployFreeze(freeze_id=state.new_id("FRZ"), project_id=project_id, environment=environment,
                        starts_at=start, ends_at=end, reason=reason.strip(), created_by=created_by)
     state.freezes[frz.freeze_id] = frz

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import known, lookup, require, shown
 from prove.env.tool import ToolError, tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -114,7 +114,9 @@ def _repo(state: CodeHostState, repo: str) -> Repository:
     if found is None or state.permission(found) == "none":
         raise ToolError(
             f"repository '{repo}' not found or not visible to you ('{state.viewer}') "
-            f"(parameter 'repo'); repositories you can see: {known(_visible(state), 10)}"
+            f"(parameter 'repo'); repositories you can see: {known(_visible(state), 10)}",
+            reason='not_found', params=('repo',), rejected=(repo, state.viewer),
+            choices=shown(_visible(state), 10)
         )
     return found
 
@@ -130,6 +132,8 @@ def _need_write(state: CodeHostState, repo: Repository, action: str) -> None:
         perm in ("admin", "write"),
         f"you ('{state.viewer}') have {perm} access to '{repo.full_name}'; {action} needs write "
         f"access (people with write access: {', '.join(_writers(state, repo))})",
+        reason='missing', rejected=(state.viewer, perm, repo.full_name, action),
+        choices=tuple(_writers(state, repo))
     )
 
 
@@ -142,38 +146,47 @@ def _branch(state: CodeHostState, repo: Repository, name: str, param: str) -> Br
     if found is None:
         names = [b.name for b in _branches(state, repo)]
         raise ToolError(f"branch '{name}' not found in '{repo.full_name}' (parameter '{param}'); "
-                        f"branches: {known(names, 12)}")
+                        f"branches: {known(names, 12)}",
+                        reason='not_found', params=('branch', param),
+                        rejected=(name, repo.full_name), choices=shown(names, 12))
     return found
 
 
 def _issue(state: CodeHostState, repo: Repository, number: int) -> Issue:
     key = item_key(repo.full_name, number)
     require(key not in state.pulls, f"#{number} in '{repo.full_name}' is a pull request, not an issue; "
-            "use the pull request tools (get_pull_request, review_pull_request, close_pull_request)")
+            "use the pull request tools (get_pull_request, review_pull_request, close_pull_request)",
+            rejected=(repo.full_name,))
     found = state.issues.get(key)
     if found is None:
         numbers = [f"#{i.number}" for i in state.issues.values() if i.repo == repo.full_name]
         raise ToolError(f"issue #{number} not found in '{repo.full_name}' (parameter 'number'); "
-                        f"issues: {known(numbers, 12)}")
+                        f"issues: {known(numbers, 12)}",
+                        reason='not_found', params=('number',), rejected=(repo.full_name,),
+                        choices=shown(numbers, 12))
     return found
 
 
 def _pull(state: CodeHostState, repo: Repository, number: int) -> PullRequest:
     key = item_key(repo.full_name, number)
     require(key not in state.issues, f"#{number} in '{repo.full_name}' is an issue, not a pull request; "
-            "use list_repo_issues or the issue tools")
+            "use list_repo_issues or the issue tools", rejected=(repo.full_name,))
     found = state.pulls.get(key)
     if found is None:
         numbers = [f"#{p.number}" for p in state.pulls.values() if p.repo == repo.full_name]
         raise ToolError(f"pull request #{number} not found in '{repo.full_name}' (parameter 'number'); "
-                        f"pull requests: {known(numbers, 12)}")
+                        f"pull requests: {known(numbers, 12)}",
+                        reason='not_found', params=('number',), rejected=(repo.full_name,),
+                        choices=shown(numbers, 12))
     return found
 
 
 def _labels(repo: Repository, labels: list[str], param: str) -> list[str]:
     unknown = [x for x in labels if x not in repo.labels]
     require(not unknown, f"label(s) {', '.join(map(repr, unknown))} not defined in '{repo.full_name}' "
-            f"(parameter '{param}'); labels: {', '.join(repo.labels)}")
+            f"(parameter '{param}'); labels: {', '.join(repo.labels)}",
+            params=('label', 'labels', param), rejected=(repo.full_name,),
+            choices=(*tuple(map(repr, unknown)), *tuple(repo.labels),))
     return sorted(set(labels))
 
 
@@ -268,7 +281,7 @@ def list_repositories(
 ) -> RepositoryList:
     """List the repositories the signed-in user can see, filtered by owner, visibility, language or a name/description match."""
     if owner is not None:
-        lookup(state.accounts, owner, "owner", "user or organization")
+        lookup(state.accounts, owner, "owner", "user or organization")  # reads better than "account"
     q = query.strip().lower()
     found = [
         r for r in state.repositories.values()
@@ -338,10 +351,11 @@ def create_branch(
     _need_write(state, r, "creating a branch")
     require(bool(_BRANCH_NAME.match(name)) and ".." not in name and not name.endswith(("/", ".lock")),
             f"invalid branch name '{name}' (parameter 'name'): use letters, digits, '.', '_', '-' and '/', "
-            "starting with a letter or digit")
+            "starting with a letter or digit", params=('name', 'branch'), rejected=(name,))
     existing = state.branches.get(branch_key(repo, name))
     require(existing is None, f"branch '{name}' already exists in '{repo}' "
-            f"(head {existing.head_sha if existing else ''}); pick another name")
+            f"(head {existing.head_sha if existing else ''}); pick another name",
+            reason='conflict', params=('branch', 'head', 'name'), rejected=(name, repo))
     source = _branch(state, r, from_branch or r.default_branch, "from_branch")
     state.advance()
     state.branches[branch_key(repo, name)] = Branch(repo=repo, name=name, head_sha=source.head_sha)
@@ -387,7 +401,9 @@ def get_commit(
         default = _branch(state, r, r.default_branch, "repo")
         recent = [c.sha for c in _only_in(state, default.head_sha)]
         raise ToolError(f"commit '{sha}' not found in '{repo}' (parameter 'sha'); recent commits on "
-                        f"'{r.default_branch}': {known(recent, 6)}")
+                        f"'{r.default_branch}': {known(recent, 6)}",
+                        reason='not_found', params=('sha',), rejected=(sha, repo, r.default_branch),
+                        choices=shown(recent, 6))
     return found
 
 
@@ -428,13 +444,14 @@ def create_issue(
 ) -> Issue:
     """Open a new issue in a repository; setting labels or an assignee needs write access."""
     r = _repo(state, repo)
-    require(bool(title.strip()), "title must not be blank")
+    require(bool(title.strip()), "title must not be blank", params=('title',))
     chosen = _labels(r, labels or [], "labels")
     if chosen or assignee is not None:
         _need_write(state, r, "setting labels or an assignee")
     if assignee is not None:
         require(assignee in _writers(state, r), f"assignee '{assignee}' cannot be assigned in '{repo}'; "
-                f"assignable users: {', '.join(_writers(state, r))}")
+                f"assignable users: {', '.join(_writers(state, r))}",
+                params=('assignee',), rejected=(assignee, repo), choices=tuple(_writers(state, r)))
     created = state.advance()
     issue = Issue(repo=repo, number=_next_number(state, r), title=title.strip(), body=body,
                   author=state.viewer, state="open", labels=chosen, assignee=assignee, created_at=created)
@@ -452,7 +469,7 @@ def comment_on_issue(
     """Add a comment to an issue (open or closed); returns the issue with all its comments."""
     r = _repo(state, repo)
     issue = _issue(state, r, number)
-    require(bool(body.strip()), "body must not be blank")
+    require(bool(body.strip()), "body must not be blank", params=('body',))
     created = state.advance()
     issue.comments.append(IssueComment(comment_id=state.new_id("CMT"), author=state.viewer,
                                        body=body.strip(), created_at=created))
@@ -471,7 +488,8 @@ def close_issue(
     r = _repo(state, repo)
     issue = _issue(state, r, number)
     require(issue.state == "open", f"issue #{number} in '{repo}' is already closed "
-            f"({issue.close_reason}, at {issue.closed_at})")
+            f"({issue.close_reason}, at {issue.closed_at})",
+            reason='conflict', rejected=(repo, issue.closed_at))
     if issue.author != state.viewer:
         _need_write(state, r, "closing someone else's issue")
     closed = state.advance()
@@ -497,12 +515,14 @@ def label_issue(
     _need_write(state, r, "labelling issues")
     if action == "add":
         new = [x for x in chosen if x not in issue.labels]
-        require(bool(new), f"issue #{number} already has label(s) {', '.join(chosen)}")
+        require(bool(new), f"issue #{number} already has label(s) {', '.join(chosen)}",
+                reason='conflict', params=('label',), choices=tuple(chosen))
         issue.labels = sorted({*issue.labels, *new})
     else:
         missing = [x for x in chosen if x not in issue.labels]
         require(not missing, f"issue #{number} does not have label(s) {', '.join(missing)}; "
-                f"its labels: {', '.join(issue.labels) or '(none)'}")
+                f"its labels: {', '.join(issue.labels) or '(none)'}",
+                params=('label', 'labels'), choices=(*tuple(missing), *tuple(issue.labels),))
         issue.labels = [x for x in issue.labels if x not in chosen]
     state.advance()
     return issue
@@ -547,16 +567,18 @@ def create_pull_request(
 ) -> PullRequestInfo:
     """Open a pull request proposing to merge the head branch into the base branch."""
     r = _repo(state, repo)
-    require(bool(title.strip()), "title must not be blank")
+    require(bool(title.strip()), "title must not be blank", params=('title',))
     h = _branch(state, r, head, "head")
     b = _branch(state, r, base or r.default_branch, "base")
-    require(h.name != b.name, f"head and base are both '{h.name}'; pick a head branch with new commits")
+    require(h.name != b.name, f"head and base are both '{h.name}'; pick a head branch with new commits",
+            params=('base', 'branch', 'head'), rejected=(h.name,))
     dup = next((p for p in state.pulls.values() if p.repo == repo and p.state == "open"
                 and p.head == h.name and p.base == b.name), None)
     require(dup is None, f"pull request #{dup.number if dup else 0} is already open for "
-            f"'{h.name}' into '{b.name}'")
+            f"'{h.name}' into '{b.name}'", reason='conflict', rejected=(h.name, b.name))
     require(bool(_only_in(state, h.head_sha, b.head_sha)),
-            f"no commits between '{b.name}' and '{h.name}': '{h.name}' has nothing new to merge")
+            f"no commits between '{b.name}' and '{h.name}': '{h.name}' has nothing new to merge",
+            rejected=(b.name, h.name))
     created = state.advance()
     pr = PullRequest(repo=repo, number=_next_number(state, r), title=title.strip(), body=body,
                      author=state.viewer, head=h.name, base=b.name, state="open",
@@ -577,12 +599,15 @@ def review_pull_request(
     r = _repo(state, repo)
     pr = _pull(state, r, number)
     require(pr.state == "open", f"pull request #{number} in '{repo}' is {pr.state}; only open pull requests "
-            "can be reviewed")
+            "can be reviewed", reason='state', rejected=(repo, pr.state), wanted=('open',))
     require(pr.author != state.viewer, f"you ('{state.viewer}') opened pull request #{number} and cannot "
             f"review your own pull request; ask one of: "
-            f"{', '.join(x for x in _writers(state, r) if x != state.viewer) or '(nobody)'}")
+            f"{', '.join(x for x in _writers(state, r) if x != state.viewer) or '(nobody)'}",
+            rejected=(state.viewer,),
+            choices=tuple(x for x in _writers(state, r) if x != state.viewer))
     require(verdict == "approved" or bool(body.strip()),
-            f"body is required when the verdict is '{verdict}'")
+            f"body is required when the verdict is '{verdict}'",
+            reason='missing', params=('body', 'verdict'), rejected=(verdict,))
     submitted = state.advance()
     pr.reviews.append(Review(review_id=state.new_id("REV"), reviewer=state.viewer, verdict=verdict,
                              body=body.strip(), submitted_at=submitted))
@@ -601,13 +626,17 @@ def merge_pull_request(
     r = _repo(state, repo)
     pr = _pull(state, r, number)
     require(pr.state != "merged", f"pull request #{number} in '{repo}' was already merged at "
-            f"{pr.merged_at} by {pr.merged_by} (commit {pr.merge_commit_sha})")
-    require(pr.state == "open", f"pull request #{number} in '{repo}' is closed; it cannot be merged")
+            f"{pr.merged_at} by {pr.merged_by} (commit {pr.merge_commit_sha})",
+            reason='conflict', rejected=(repo, pr.merged_at, pr.merged_by, pr.merge_commit_sha))
+    require(pr.state == "open", f"pull request #{number} in '{repo}' is closed; it cannot be merged",
+            reason='state', rejected=(repo,))
     _need_write(state, r, "merging")
     blockers = _info(state, pr).merge_blockers
-    require(not blockers, f"cannot merge pull request #{number} in '{repo}': {'; '.join(blockers)}")
+    require(not blockers, f"cannot merge pull request #{number} in '{repo}': {'; '.join(blockers)}",
+            rejected=(repo,))
     require(not (delete_branch and pr.head == r.default_branch),
-            f"delete_branch: '{pr.head}' is the default branch of '{repo}' and cannot be deleted")
+            f"delete_branch: '{pr.head}' is the default branch of '{repo}' and cannot be deleted",
+            params=('branch', 'delete_branch'), rejected=(pr.head, repo))
     head = _branch(state, r, pr.head, "number")
     base = _branch(state, r, pr.base, "number")
     new = _only_in(state, head.head_sha, base.head_sha)
@@ -633,8 +662,9 @@ def close_pull_request(state: CodeHostState, repo: RepoName, number: PullNumber)
     r = _repo(state, repo)
     pr = _pull(state, r, number)
     require(pr.state != "merged", f"pull request #{number} in '{repo}' was merged at {pr.merged_at} and "
-            "cannot be closed")
-    require(pr.state == "open", f"pull request #{number} in '{repo}' is already closed (at {pr.closed_at})")
+            "cannot be closed", rejected=(repo, pr.merged_at))
+    require(pr.state == "open", f"pull request #{number} in '{repo}' is already closed (at {pr.closed_at})",
+            reason='conflict', rejected=(repo, pr.closed_at))
     if pr.author != state.viewer:
         _need_write(state, r, "closing someone else's pull request")
     pr.state, pr.closed_at = "closed", state.advance()

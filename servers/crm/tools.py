@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.crm.state import (
@@ -121,17 +121,17 @@ def _today(state: CRMState) -> str:
 
 
 def _account(state: CRMState, account_id: str, param: str = "account_id") -> Account:
-    return lookup(state.accounts, account_id, param, "account", hint="use search_crm_accounts to find one")
+    return find(state.accounts, account_id, hint="use search_crm_accounts to find one")
 
 
 def _rep(state: CRMState, rep_id: str, param: str) -> SalesRep:
-    return lookup(state.reps, rep_id, param, "sales rep",
-                  hint=f"reps (see get_sales_pipeline_summary): {known(state.reps, 20)}")
+    return find(state.reps, rep_id, hint=f"reps (see get_sales_pipeline_summary): {known(state.reps, 20)}")
 
 
 def _email(value: str, param: str = "email") -> str:
     value = value.strip().lower()
-    require(bool(_EMAIL.fullmatch(value)), f"{param} '{value}' is not a valid email address")
+    require(bool(_EMAIL.fullmatch(value)), f"{param} '{value}' is not a valid email address",
+            params=('email', param), rejected=(value,))
     return value
 
 
@@ -139,7 +139,7 @@ def _phone(value: str) -> str:
     digits = sum(ch.isdigit() for ch in value)
     require(bool(_PHONE.fullmatch(value.strip())) and 7 <= digits <= 15,
             f"phone '{value}' is not valid: use digits with optional +, spaces, dashes, dots or "
-            "parentheses, 7-15 digits")
+            "parentheses, 7-15 digits", params=('phone',), rejected=(value,))
     return value.strip()
 
 
@@ -147,17 +147,19 @@ def _unique_email(state: CRMState, account_id: str, email: str, skip: str | None
     dup = next((c for c in state.contacts.values() if c.account_id == account_id
                 and c.email == email and c.contact_id != skip), None)
     require(dup is None, f"account '{account_id}' already has contact "
-            f"'{dup.contact_id if dup else ''}' ({dup.name if dup else ''}) with email {email}")
+            f"'{dup.contact_id if dup else ''}' ({dup.name if dup else ''}) with email {email}",
+            reason='conflict', params=('email',),
+            rejected=(account_id, dup.contact_id if dup else '', email))
 
 
 def _opportunity(state: CRMState, opportunity_id: str) -> Opportunity:
-    return lookup(state.opportunities, opportunity_id, "opportunity_id", "opportunity",
-                  hint="use list_opportunities to find one")
+    return find(state.opportunities, opportunity_id, hint="use list_opportunities to find one")
 
 
 def _open(opp: Opportunity) -> None:
     require(opp.stage in OPEN_STAGES,
-            f"opportunity '{opp.opportunity_id}' is {opp.stage} (closed on {opp.closed_on}); it cannot change")
+            f"opportunity '{opp.opportunity_id}' is {opp.stage} (closed on {opp.closed_on}); it cannot change",
+            rejected=(opp.opportunity_id, opp.stage, opp.closed_on))
 
 
 @tool(sensitive=("owner_rep_id",))
@@ -241,9 +243,10 @@ def update_crm_contact(
     account_id: Annotated[AccountId | None, Field(description="Move the contact to this account.")] = None,
 ) -> Contact:
     """Change a contact's email, phone, title or account; only the fields given change."""
-    contact = lookup(state.contacts, contact_id, "contact_id", "contact", hint="use list_crm_contacts to find one")
+    contact = find(state.contacts, contact_id, hint="use list_crm_contacts to find one")
     require(any(v is not None for v in (email, phone, title, account_id)),
-            "nothing to update: give at least one of email, phone, title, account_id")
+            "nothing to update: give at least one of email, phone, title, account_id",
+            reason='limit', params=('account_id', 'email', 'phone', 'title'))
     target = _account(state, account_id).account_id if account_id is not None else contact.account_id
     new_email = _email(email) if email is not None else contact.email
     new_phone = _phone(phone) if phone is not None else contact.phone
@@ -284,15 +287,19 @@ def qualify_lead(
     reason: Annotated[str, Field(max_length=200, description="Why; required to disqualify.")] = "",
 ) -> Lead:
     """Mark a lead qualified (score must be at least 40) or disqualified (with a reason)."""
-    lead = lookup(state.leads, lead_id, "lead_id", "lead", hint="use list_leads to find one")
+    lead = find(state.leads, lead_id, hint="use list_leads to find one")
     require(lead.status != "converted",
-            f"lead '{lead_id}' was already converted (account {lead.converted_account_id}); it cannot change")
-    require(lead.status != outcome, f"lead '{lead_id}' is already {outcome}")
+            f"lead '{lead_id}' was already converted (account {lead.converted_account_id}); it cannot change",
+            reason='conflict', rejected=(lead_id, lead.converted_account_id))
+    require(lead.status != outcome, f"lead '{lead_id}' is already {outcome}",
+            reason='conflict', rejected=(lead_id, outcome))
     if outcome == "qualified":
         require(lead.score >= QUALIFY_MIN_SCORE,
-                f"lead '{lead_id}' scores {lead.score}, below the qualification threshold of {QUALIFY_MIN_SCORE}")
+                f"lead '{lead_id}' scores {lead.score}, below the qualification threshold of {QUALIFY_MIN_SCORE}",
+                rejected=(lead_id, lead.score, QUALIFY_MIN_SCORE))
     else:
-        require(bool(reason.strip()), "reason is required to disqualify a lead")
+        require(bool(reason.strip()), "reason is required to disqualify a lead",
+                reason='missing', params=('reason',))
     lead.status, lead.status_reason = outcome, reason.strip() or None
     return lead
 
@@ -308,18 +315,21 @@ def convert_lead(
                                                         "default: a new account named after the lead's company.")] = None,
 ) -> LeadConversion:
     """Convert a qualified lead into an account (new or existing), a contact and an opportunity."""
-    lead = lookup(state.leads, lead_id, "lead_id", "lead", hint="use list_leads to find one")
+    lead = find(state.leads, lead_id, hint="use list_leads to find one")
     require(lead.status == "qualified", f"lead '{lead_id}' is {lead.status}; only qualified leads can be "
-            "converted" + (" (use qualify_lead first)" if lead.status in ("new", "contacted") else ""))
+            "converted" + (" (use qualify_lead first)" if lead.status in ("new", "contacted") else ""),
+            reason='state', rejected=(lead_id, lead.status), wanted=('qualified', 'converted'))
     close_date = parse_day(close_date, "close_date").isoformat()
-    require(close_date > _today(state), f"close_date {close_date} must be after today ({_today(state)})")
+    require(close_date > _today(state), f"close_date {close_date} must be after today ({_today(state)})",
+            reason='past', params=('close_date',), rejected=(close_date,))
     if account_id is not None:
         _account(state, account_id)
         _unique_email(state, account_id, lead.email)
     else:
         same = next((a for a in state.accounts.values() if a.name.lower() == lead.company.lower()), None)
         require(same is None, f"an account named '{lead.company}' already exists ({same.account_id if same else ''});"
-                " pass account_id to convert into it")
+                " pass account_id to convert into it",
+                reason='conflict', params=('account_id',), rejected=(lead.company,))
     today = _today(state)
     if account_id is None:
         acc = Account(account_id=state.new_id("ACCT"), name=lead.company, industry=lead.industry, segment="smb",
@@ -386,16 +396,19 @@ def create_opportunity(
     """Open a new opportunity (in prospecting) on an account, owned by the account's owner."""
     acc = _account(state, account_id)
     close_date = parse_day(close_date, "close_date").isoformat()
-    require(close_date > _today(state), f"close_date {close_date} must be after today ({_today(state)})")
+    require(close_date > _today(state), f"close_date {close_date} must be after today ({_today(state)})",
+            reason='past', params=('close_date',), rejected=(close_date,))
     if primary_contact_id is not None:
-        contact = lookup(state.contacts, primary_contact_id, "primary_contact_id", "contact")
+        contact = find(state.contacts, primary_contact_id)
         require(contact.account_id == account_id, f"contact '{primary_contact_id}' belongs to account "
                 f"'{contact.account_id}', not '{account_id}'; its contacts: "
-                + known(c.contact_id for c in state.contacts.values() if c.account_id == account_id))
+                + known(c.contact_id for c in state.contacts.values() if c.account_id == account_id),
+                params=('account_id',), rejected=(account_id,), choices=(contact.account_id,))
     dup = next((o for o in state.opportunities.values() if o.account_id == account_id
                 and o.stage in OPEN_STAGES and o.name.lower() == name.strip().lower()), None)
     require(dup is None, f"account '{account_id}' already has an open opportunity named "
-            f"'{dup.name if dup else ''}' ({dup.opportunity_id if dup else ''})")
+            f"'{dup.name if dup else ''}' ({dup.opportunity_id if dup else ''})",
+            reason='conflict', rejected=(account_id, dup.name if dup else ''))
     opp = Opportunity(opportunity_id=state.new_id("OPP"), account_id=account_id, name=name.strip(),
                       stage="prospecting", amount=amount, close_date=close_date,
                       probability=STAGE_PROBABILITY["prospecting"], owner_rep_id=acc.owner_rep_id,
@@ -415,13 +428,16 @@ def advance_opportunity_stage(
     """Move an open opportunity one stage forward or back (prospecting, qualification, proposal, negotiation)."""
     opp = _opportunity(state, opportunity_id)
     _open(opp)
-    require(opp.stage != stage, f"opportunity '{opportunity_id}' is already in {stage}")
+    require(opp.stage != stage, f"opportunity '{opportunity_id}' is already in {stage}",
+            reason='conflict', rejected=(opportunity_id, stage))
     allowed = NEXT_STAGES[opp.stage]
     require(stage in allowed, f"cannot move '{opportunity_id}' from {opp.stage} to {stage}; allowed: "
-            f"{', '.join(allowed)} (one step at a time; close deals with close_opportunity)")
+            f"{', '.join(allowed)} (one step at a time; close deals with close_opportunity)",
+            rejected=(opportunity_id, opp.stage, stage), choices=tuple(allowed))
     new_amount = amount if amount is not None else opp.amount
     require(new_amount is not None or OPEN_STAGES.index(stage) < 2,
-            f"opportunity '{opportunity_id}' has no amount; pass amount to move it to {stage}")
+            f"opportunity '{opportunity_id}' has no amount; pass amount to move it to {stage}",
+            params=('amount',), rejected=(opportunity_id, stage))
     opp.stage, opp.probability, opp.amount = stage, STAGE_PROBABILITY[stage], new_amount
     return opp
 
@@ -441,16 +457,21 @@ def close_opportunity(
     _open(opp)
     on = parse_day(close_date, "close_date").isoformat() if close_date is not None else _today(state)
     require(on <= _today(state), f"close_date {on} is in the future; a deal can only be closed on or "
-            f"before today ({_today(state)})")
-    require(on >= opp.created_on, f"close_date {on} is before the opportunity was created ({opp.created_on})")
+            f"before today ({_today(state)})",
+            reason='future', params=('close_date',), rejected=(on,))
+    require(on >= opp.created_on, f"close_date {on} is before the opportunity was created ({opp.created_on})",
+            params=('close_date',), rejected=(on,))
     final = amount if amount is not None else opp.amount
     if outcome == "won":
         require(opp.stage == "negotiation", f"opportunity '{opportunity_id}' is in {opp.stage}; only deals in "
-                "negotiation can be closed as won (advance it first)")
-        require(final is not None, f"opportunity '{opportunity_id}' has no amount; pass amount to close it as won")
+                "negotiation can be closed as won (advance it first)",
+                reason='state', rejected=(opportunity_id, opp.stage), wanted=('negotiation',))
+        require(final is not None, f"opportunity '{opportunity_id}' has no amount; pass amount to close it as won",
+                params=('amount',), rejected=(opportunity_id,))
     else:
         require(loss_reason is not None, "loss_reason is required to close an opportunity as lost; one of "
-                "price, competitor, no_budget, no_decision, timing, product_fit")
+                "price, competitor, no_budget, no_decision, timing, product_fit",
+                reason='missing', params=('loss_reason',))
     opp.stage = "closed_won" if outcome == "won" else "closed_lost"
     opp.probability, opp.amount = STAGE_PROBABILITY[opp.stage], final
     opp.close_date = opp.closed_on = on
@@ -474,16 +495,18 @@ def log_crm_activity(
     acc = _account(state, account_id)
     on = parse_day(date, "date").isoformat()
     require(on <= _today(state), f"date {on} is in the future (today is {_today(state)}); log activities "
-            "after they happen")
+            "after they happen", reason='future', params=('date',), rejected=(on,))
     _rep(state, rep_id, "rep_id")
     if contact_id is not None:
-        contact = lookup(state.contacts, contact_id, "contact_id", "contact")
+        contact = find(state.contacts, contact_id)
         require(contact.account_id == account_id,
-                f"contact '{contact_id}' belongs to account '{contact.account_id}', not '{account_id}'")
+                f"contact '{contact_id}' belongs to account '{contact.account_id}', not '{account_id}'",
+                params=('account_id',), rejected=(account_id,), choices=(contact.account_id,))
     if opportunity_id is not None:
         opp = _opportunity(state, opportunity_id)
         require(opp.account_id == account_id,
-                f"opportunity '{opportunity_id}' belongs to account '{opp.account_id}', not '{account_id}'")
+                f"opportunity '{opportunity_id}' belongs to account '{opp.account_id}', not '{account_id}'",
+                params=('account_id',), rejected=(account_id,), choices=(opp.account_id,))
     act = Activity(activity_id=state.new_id("ACV"), kind=kind, subject=subject.strip(), notes=notes.strip(),
                    date=on, account_id=account_id, contact_id=contact_id, opportunity_id=opportunity_id,
                    rep_id=rep_id)
@@ -564,11 +587,14 @@ def reassign_crm_account(
     owner = state.reps[acc.owner_rep_id]
     require(who.rep_id in (owner.rep_id, owner.manager_id),
             f"only the owner ({owner.rep_id}) or their manager ({owner.manager_id or 'none'}) may reassign "
-            f"account '{account_id}'; '{who.rep_id}' may not")
-    require(new.rep_id != owner.rep_id, f"'{new.rep_id}' already owns account '{account_id}'")
+            f"account '{account_id}'; '{who.rep_id}' may not",
+            reason='state', rejected=(account_id, who.rep_id))
+    require(new.rep_id != owner.rep_id, f"'{new.rep_id}' already owns account '{account_id}'",
+            reason='conflict', rejected=(new.rep_id, account_id))
     count = sum(a.owner_rep_id == new.rep_id for a in state.accounts.values())
     require(count < new.max_accounts, f"rep '{new.rep_id}' ({new.name}) is at capacity: owns {count} of "
-            f"{new.max_accounts} accounts; see get_sales_pipeline_summary for reps with room")
+            f"{new.max_accounts} accounts; see get_sales_pipeline_summary for reps with room",
+            rejected=(new.rep_id, count, new.max_accounts))
     acc.owner_rep_id = new.rep_id
     for opp in state.opportunities.values():
         if opp.account_id == account_id and opp.stage in OPEN_STAGES:

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import lookup, require
+from prove.env.helpers import find, require
 from prove.env.tool import ToolError, tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -176,17 +176,20 @@ def _usable(state: EmailState) -> str:
 
 
 def _mailbox(state: EmailState, mailbox_id: str, param: str = "mailbox_id") -> Mailbox:
-    box = lookup(state.mailboxes, mailbox_id, param, "mailbox")
+    box = find(state.mailboxes, mailbox_id)
     require(_access(state, box) != "none",
             f"mailbox '{mailbox_id}' ({box.address}) belongs to {box.owner} and you ({state.signed_in_user}) "
-            f"are neither its owner nor a delegate (parameter '{param}'); mailboxes you can use: {_usable(state)}")
+            f"are neither its owner nor a delegate (parameter '{param}'); mailboxes you can use: {_usable(state)}",
+            params=(param,), rejected=(mailbox_id, box.owner), choices=tuple(b.mailbox_id for b in state.mailboxes.values() if _access(state, b) != 'none'))
     return box
 
 
 def _message(state: EmailState, message_id: str, param: str = "message_id") -> Email:
     msg = state.messages.get(message_id)
     if msg is None or _access(state, state.mailboxes[msg.mailbox_id]) == "none":
-        raise ToolError(f"message '{message_id}' not found (parameter '{param}'); {_FIND_HINT}")
+        raise ToolError(f"message '{message_id}' not found (parameter '{param}'); {_FIND_HINT}",
+                        reason='not_found', params=('message', param),
+                        rejected=(message_id, _FIND_HINT))
     return msg
 
 
@@ -199,7 +202,9 @@ def _folder(state: EmailState, mailbox_id: str, name: str, param: str = "folder"
     folders = _folders(state, mailbox_id)
     hit = next((f for f in folders if f.name.lower() == wanted or f.folder_id.lower() == wanted), None)
     require(hit is not None, f"folder '{name}' not found in mailbox '{mailbox_id}' (parameter '{param}'); "
-            f"folders: {', '.join(f.name for f in folders)}")
+            f"folders: {', '.join(f.name for f in folders)}",
+            reason='not_found', params=('folder', param), rejected=(name, mailbox_id),
+            choices=tuple(f.name for f in folders))
     return hit  # type: ignore[return-value]
 
 
@@ -225,7 +230,8 @@ def _addresses(values: list[str], param: str, taken: list[str] | None = None) ->
     for raw in values:
         addr = raw.strip().lower()
         require(bool(_ADDRESS.match(addr)),
-                f"invalid recipient address '{raw}' (parameter '{param}'); expected name@domain.tld")
+                f"invalid recipient address '{raw}' (parameter '{param}'); expected name@domain.tld",
+                params=('name', param), rejected=(raw,))
         if addr not in out and addr not in (taken or []):
             out.append(addr)
     return out
@@ -235,11 +241,13 @@ def _check_attachments(files: list[Attachment], param: str = "attachments") -> N
     for f in files:
         require(f.size_kb <= MAX_ATTACHMENT_KB,
                 f"attachment '{f.name}' is {f.size_kb / 1024:.1f} MB (parameter '{param}'); "
-                f"each attachment may be at most {MAX_ATTACHMENT_KB // 1024} MB")
+                f"each attachment may be at most {MAX_ATTACHMENT_KB // 1024} MB",
+                reason='limit', params=(param,), rejected=(f.name,))
     total = sum(f.size_kb for f in files)
     require(total <= MAX_TOTAL_ATTACHMENT_KB,
             f"attachments total {total / 1024:.1f} MB (parameter '{param}'); a message may carry at most "
-            f"{MAX_TOTAL_ATTACHMENT_KB // 1024} MB")
+            f"{MAX_TOTAL_ATTACHMENT_KB // 1024} MB",
+            reason='limit', params=('attachments', 'message', param))
 
 
 def _auto_reply_active(state: EmailState, box: Mailbox) -> bool:
@@ -314,8 +322,11 @@ def _same_mailbox(state: EmailState, msg: Email, box: Mailbox) -> None:
     require(msg.mailbox_id == box.mailbox_id,
             f"message '{msg.message_id}' is in mailbox '{msg.mailbox_id}' "
             f"({state.mailboxes[msg.mailbox_id].address}), not in '{box.mailbox_id}' ({box.address}); "
-            f"use mailbox_id '{msg.mailbox_id}'")
-    require(not msg.is_draft, f"message '{msg.message_id}' is an unsent draft; send it with send_email_draft")
+            f"use mailbox_id '{msg.mailbox_id}'",
+            params=('mailbox_id', 'message'),
+            rejected=(msg.message_id, msg.mailbox_id, box.mailbox_id))
+    require(not msg.is_draft, f"message '{msg.message_id}' is an unsent draft; send it with send_email_draft",
+            params=('message',), rejected=(msg.message_id,))
 
 
 # -- reads ---------------------------------------------------------------------------------
@@ -446,7 +457,8 @@ def get_email_thread(
     msgs = [_details(state, m) for m in state.messages.values()
             if m.thread_id == thread_id and _access(state, state.mailboxes[m.mailbox_id]) != "none"]
     require(bool(msgs), f"thread '{thread_id}' not found (parameter 'thread_id'); "
-            "use get_email or list_emails to see a message's thread_id")
+            "use get_email or list_emails to see a message's thread_id",
+            reason='not_found', params=('thread_id', 'message'), rejected=(thread_id,))
     return EmailThread(thread_id=thread_id, subject=msgs[0].subject, messages=msgs, total=len(msgs))
 
 
@@ -487,8 +499,9 @@ def send_email(
     box = _mailbox(state, mailbox_id)
     to_list = _addresses(to, "to")
     cc_list = _addresses(cc, "cc", taken=to_list)
-    require(len(to_list) + len(cc_list) <= MAX_RECIPIENTS, f"at most {MAX_RECIPIENTS} recipients in to and cc together")
-    require(bool(subject.strip()), "subject must not be empty")
+    require(len(to_list) + len(cc_list) <= MAX_RECIPIENTS, f"at most {MAX_RECIPIENTS} recipients in to and cc together",
+            reason='limit', params=('cc',), rejected=(MAX_RECIPIENTS,))
+    require(bool(subject.strip()), "subject must not be empty", params=('subject',))
     _check_attachments(attachments)
     return _send(state, box, _new_message(state, box, to_list, cc_list, subject, body, attachments))
 
@@ -565,8 +578,11 @@ def send_email_draft(
     folder = state.folders[msg.folder_id]
     require(msg.is_draft, f"draft '{message_id}' was already sent at {msg.timestamp} (it is in {folder.name})"
             if folder.kind == "sent" else f"message '{message_id}' is not a draft (it is in {folder.name}); "
-            "use forward_email or reply_to_email to send it on")
-    require(bool(msg.to), f"draft '{message_id}' has no recipients; save a new draft with 'to' or use send_email")
+            "use forward_email or reply_to_email to send it on",
+            reason='conflict', params=('message',),
+            rejected=(message_id, msg.timestamp, folder.name))
+    require(bool(msg.to), f"draft '{message_id}' has no recipients; save a new draft with 'to' or use send_email",
+            rejected=(message_id,))
     _check_attachments(msg.attachments)
     box = state.mailboxes[msg.mailbox_id]
     state.advance()
@@ -584,10 +600,13 @@ def move_email(
 ) -> EmailSummary:
     """Move a message to another folder of its mailbox (e.g. archive it or file it in a custom folder)."""
     msg = _message(state, message_id)
-    require(not msg.is_draft, f"message '{message_id}' is a draft; drafts stay in Drafts until sent or deleted")
+    require(not msg.is_draft, f"message '{message_id}' is a draft; drafts stay in Drafts until sent or deleted",
+            params=('message',), rejected=(message_id,))
     target = _folder(state, msg.mailbox_id, folder)
-    require(target.kind != "drafts", "only drafts live in the Drafts folder (parameter 'folder'); choose another folder")
-    require(target.folder_id != msg.folder_id, f"message '{message_id}' is already in {target.name}")
+    require(target.kind != "drafts", "only drafts live in the Drafts folder (parameter 'folder'); choose another folder",
+            reason='state', params=('folder',), wanted=('drafts',))
+    require(target.folder_id != msg.folder_id, f"message '{message_id}' is already in {target.name}",
+            reason='conflict', params=('message',), rejected=(message_id, target.name))
     msg.folder_id = target.folder_id
     return _summary(state, msg)
 
@@ -601,7 +620,8 @@ def mark_email_read(
     """Mark one or more messages as read (or unread)."""
     msgs = [_message(state, mid, "message_ids") for mid in dict.fromkeys(message_ids)]
     changed = [m for m in msgs if m.read != read]
-    require(bool(changed), f"all {len(msgs)} message(s) are already {'read' if read else 'unread'}")
+    require(bool(changed), f"all {len(msgs)} message(s) are already {'read' if read else 'unread'}",
+            reason='conflict', params=('message',))
     for m in changed:
         m.read = read
     updated = [m.message_id for m in changed]
@@ -629,10 +649,13 @@ def create_email_folder(
     """Create a custom folder in a mailbox."""
     _mailbox(state, mailbox_id)
     clean = " ".join(name.split())
-    require(bool(clean) and "/" not in clean, f"folder name must be non-empty and contain no '/', got '{name}'")
+    require(bool(clean) and "/" not in clean, f"folder name must be non-empty and contain no '/', got '{name}'",
+            params=('folder', 'name'), rejected=(name,))
     names = [f.name for f in _folders(state, mailbox_id)]
     require(clean.lower() not in (n.lower() for n in names),
-            f"folder '{clean}' already exists in mailbox '{mailbox_id}'; folders: {', '.join(names)}")
+            f"folder '{clean}' already exists in mailbox '{mailbox_id}'; folders: {', '.join(names)}",
+            reason='conflict', params=('folder',), rejected=(clean, mailbox_id),
+            choices=tuple(names))
     folder = Folder(folder_id=state.new_id("FLD"), mailbox_id=mailbox_id, name=clean, kind="custom")
     state.folders[folder.folder_id] = folder
     return FolderInfo(folder_id=folder.folder_id, name=clean, kind="custom", total=0, unread=0)
@@ -651,14 +674,19 @@ def set_auto_reply(
     """Turn a mailbox's vacation auto-reply on for a date range (with a message) or off."""
     box = _mailbox(state, mailbox_id)
     if not enabled:
-        require(box.auto_reply.enabled, f"the auto-reply of mailbox '{mailbox_id}' is already off")
+        require(box.auto_reply.enabled, f"the auto-reply of mailbox '{mailbox_id}' is already off",
+                reason='conflict', rejected=(mailbox_id,))
         box.auto_reply = box.auto_reply.model_copy(update={"enabled": False})
         return get_mailbox_settings(state, mailbox_id)
-    require(start_date is not None and end_date is not None, "start_date and end_date are required to enable the auto-reply")
+    require(start_date is not None and end_date is not None, "start_date and end_date are required to enable the auto-reply",
+            reason='missing', params=('end_date', 'start_date'))
     start = parse_day(start_date or "", "start_date").isoformat()
     end = parse_day(end_date or "", "end_date").isoformat()
-    require(end >= start, f"end_date {end} is before start_date {start}")
-    require(end >= state.now[:10], f"end_date {end} is in the past (today is {state.now[:10]})")
-    require(bool(message.strip()), "message must not be empty when enabling the auto-reply")
+    require(end >= start, f"end_date {end} is before start_date {start}",
+            params=('end_date', 'start_date'), rejected=(end, start))
+    require(end >= state.now[:10], f"end_date {end} is in the past (today is {state.now[:10]})",
+            reason='past', params=('end_date',), rejected=(end,))
+    require(bool(message.strip()), "message must not be empty when enabling the auto-reply",
+            params=('message',))
     box.auto_reply = AutoReply(enabled=True, start_date=start, end_date=end, subject=subject.strip(), message=message.strip())
     return get_mailbox_settings(state, mailbox_id)

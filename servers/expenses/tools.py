@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.expenses.state import (
@@ -83,20 +83,21 @@ class ItemResult(BaseModel):
 
 
 def _employee(state: ExpenseState, employee_id: str, param: str = "employee_id") -> Employee:
-    return lookup(state.employees, employee_id, param, "employee", hint="use find_company_employees to find one")
+    return find(state.employees, employee_id, hint="use find_company_employees to find one")
 
 
 def _report(state: ExpenseState, report_id: str) -> ExpenseReport:
-    return lookup(state.reports, report_id, "report_id", "expense report", hint="use list_expense_reports to find one")
+    return find(state.reports, report_id, hint="use list_expense_reports to find one")
 
 
 def _item(state: ExpenseState, item_id: str) -> ExpenseItem:
-    return lookup(state.items, item_id, "item_id", "expense item", hint="use get_expense_report to see its items")
+    return find(state.items, item_id, hint="use get_expense_report to see its items")
 
 
 def _editable(report: ExpenseReport) -> None:
     require(report.status in EDITABLE, f"report '{report.report_id}' is {report.status}; only draft or rejected "
-            "reports can be edited")
+            "reports can be edited",
+            reason='state', rejected=(report.report_id, report.status), wanted=('draft', 'rejected'))
 
 
 def _items_of(state: ExpenseState, report_id: str) -> list[ExpenseItem]:
@@ -119,10 +120,12 @@ def _claimable(state: ExpenseState, value: str, param: str) -> str:
     """`value` (a date, parsed by parse_day) if it lies in the claim window: not in the future, not too old."""
     when = parse_day(value, param)
     today = state.now_dt().date()
-    require(when <= today, f"{param} {value} is in the future (today is {today.isoformat()})")
+    require(when <= today, f"{param} {value} is in the future (today is {today.isoformat()})",
+            reason='future', params=(param,), rejected=(value,))
     oldest = today - timedelta(days=state.max_item_age_days)
     require(when >= oldest, f"{param} {value} is older than the {state.max_item_age_days}-day claim window "
-            f"(earliest {oldest.isoformat()})")
+            f"(earliest {oldest.isoformat()})",
+            params=(param,), rejected=(value, state.max_item_age_days))
     return when.isoformat()
 
 
@@ -157,7 +160,8 @@ def _new_item(state: ExpenseState, report: ExpenseReport, day: str, merchant: st
 
 def _check_receipt_name(file_name: str | None, param: str) -> None:
     require(file_name is None or file_name.lower().endswith((".pdf", ".jpg", ".jpeg", ".png")),
-            f"{param} must be a .pdf, .jpg or .png file name, got '{file_name}'")
+            f"{param} must be a .pdf, .jpg or .png file name, got '{file_name}'",
+            params=(param,), rejected=(file_name,))
 
 
 @tool()
@@ -254,7 +258,7 @@ def list_card_transactions(
     if employee_id is not None:
         _employee(state, employee_id)
     if card_id is not None:
-        lookup(state.cards, card_id, "card_id", "corporate card")
+        find(state.cards, card_id)
     found = [t for t in reversed(state.card_transactions.values())
              if (employee_id is None or t.employee_id == employee_id) and (card_id is None or t.card_id == card_id)
              and (matched is None or (t.matched_item_id is not None) == matched)]
@@ -300,11 +304,12 @@ def create_expense_report(
     """Start a new draft expense report for an employee."""
     emp = _employee(state, employee_id)
     clean = title.strip()
-    require(clean != "", "title must not be blank")
+    require(clean != "", "title must not be blank", params=('title',))
     dup = next((r for r in state.reports.values() if r.employee_id == employee_id and r.status == "draft"
                 and r.title.lower() == clean.lower()), None)
     require(dup is None, f"employee '{employee_id}' already has draft report '{dup.report_id if dup else ''}' "
-            f"titled '{clean}'; add items to it instead")
+            f"titled '{clean}'; add items to it instead",
+            reason='conflict', rejected=(employee_id, dup.report_id if dup else '', clean))
     report = ExpenseReport(report_id=state.new_id("EXP"), employee_id=employee_id, title=clean,
                            currency=currency or emp.home_currency, status="draft", total=0.0, created_at=state.now)
     state.reports[report.report_id] = report
@@ -328,7 +333,8 @@ def add_expense_item(
     _editable(report)
     require(currency is None or currency == report.currency,
             f"currency mismatch: report '{report_id}' is in {report.currency}, the item is in {currency}; "
-            f"convert the amount or create a separate {currency} report")
+            f"convert the amount or create a separate {currency} report",
+            params=('amount', 'currency'), rejected=(report_id, report.currency, currency))
     incurred = _claimable(state, date, "date")
     _check_receipt_name(receipt_file, "receipt_file")
     return _new_item(state, report, incurred, merchant, category, amount, description, receipt_file, None)
@@ -356,7 +362,8 @@ def attach_expense_receipt(
     """Attach a receipt to an expense item of a draft or rejected report."""
     item = _item(state, item_id)
     _editable(state.reports[item.report_id])
-    require(not item.receipt_attached, f"item '{item_id}' already has receipt '{item.receipt_file}'")
+    require(not item.receipt_attached, f"item '{item_id}' already has receipt '{item.receipt_file}'",
+            reason='conflict', rejected=(item_id, item.receipt_file))
     _check_receipt_name(file_name, "file_name")
     item.receipt_attached, item.receipt_file = True, file_name.strip()
     item.policy_violations = [v for v in item.policy_violations if v != "missing_receipt"]
@@ -373,15 +380,20 @@ def submit_expense_report(
     report = _report(state, report_id)
     _editable(report)
     items = _items_of(state, report_id)
-    require(bool(items), f"report '{report_id}' has no items; add some with add_expense_item first")
+    require(bool(items), f"report '{report_id}' has no items; add some with add_expense_item first",
+            rejected=(report_id,))
     emp = state.employees[report.employee_id]
-    require(emp.manager_id is not None, f"employee '{emp.employee_id}' has no manager to approve the report")
+    require(emp.manager_id is not None, f"employee '{emp.employee_id}' has no manager to approve the report",
+            rejected=(emp.employee_id,))
     missing = [i.item_id for i in items if "missing_receipt" in i.policy_violations]
-    require(not missing, f"receipts are missing for {', '.join(missing)}; attach them with attach_expense_receipt")
+    require(not missing, f"receipts are missing for {', '.join(missing)}; attach them with attach_expense_receipt",
+            reason='missing', choices=tuple(missing))
     over = [i for i in items if "over_category_limit" in i.policy_violations]
     require(not over or len(justification.strip()) >= 10, "items over their category limit need a justification "
             "(10+ characters): " + ", ".join(
-                f"{i.item_id} ({i.category} limit {state.policies[i.category].per_item_limit:.2f} USD)" for i in over))
+                f"{i.item_id} ({i.category} limit {state.policies[i.category].per_item_limit:.2f} USD)" for i in over),
+            reason='limit', params=('category', 'justification', 'limit'),
+            choices=tuple(i.item_id for i in over))
     state.advance()
     report.status, report.submitted_at = "submitted", state.now
     report.decided_at = report.approver_id = report.rejection_reason = None
@@ -393,13 +405,16 @@ def _decide(state: ExpenseState, report_id: str, approver_id: str) -> ExpenseRep
     report = _report(state, report_id)
     approver = _employee(state, approver_id, "approver_id")
     require(report.status == "submitted", f"report '{report_id}' is {report.status}; only submitted reports can be "
-            "approved or rejected")
+            "approved or rejected",
+            reason='state', rejected=(report_id, report.status),
+            wanted=('submitted', 'approved', 'rejected'))
     owner = state.employees[report.employee_id]
     require(approver_id != owner.employee_id, "employees cannot approve or reject their own reports")
     manager = state.employees.get(owner.manager_id or "")
     require(manager is not None and approver.employee_id == manager.employee_id,
             f"only the employee's manager can decide: '{report_id}' belongs to {owner.name} ({owner.employee_id}), "
-            f"whose manager is {manager.name + ' (' + manager.employee_id + ')' if manager else 'nobody'}")
+            f"whose manager is {manager.name + ' (' + manager.employee_id + ')' if manager else 'nobody'}",
+            reason='state', rejected=(report_id, owner.name), wanted=('employee',))
     return report
 
 
@@ -442,10 +457,13 @@ def reimburse_expense_report(
     report = _report(state, report_id)
     clerk = _employee(state, processed_by, "processed_by")
     require(report.status == "approved", f"report '{report_id}' is {report.status}; only approved reports can be "
-            "reimbursed")
+            "reimbursed",
+            reason='state', rejected=(report_id, report.status), wanted=('approved', 'reimbursed'))
     finance = [e.employee_id for e in state.employees.values() if e.department == "finance"]
     require(clerk.department == "finance", f"only finance staff can reimburse; '{processed_by}' is in "
-            f"{clerk.department}. Finance: {known(finance)}")
+            f"{clerk.department}. Finance: {known(finance)}",
+            reason='state', rejected=(processed_by, clerk.department), choices=shown(finance),
+            wanted=('finance',))
     require(processed_by != report.employee_id, "finance staff cannot reimburse their own reports")
     state.advance()
     payout = Payout(payout_id=state.new_id("PAY"), report_id=report_id, employee_id=report.employee_id,
@@ -465,16 +483,19 @@ def match_card_transaction(
     description: Annotated[str, Field(max_length=200, description="Business purpose.")] = "",
 ) -> ItemResult:
     """Reconcile a corporate card transaction by adding it as a card-paid item to the cardholder's report."""
-    txn = lookup(state.card_transactions, transaction_id, "transaction_id", "card transaction",
-                 hint="use list_card_transactions with matched=false to find one")
+    txn = find(state.card_transactions, transaction_id, hint="use list_card_transactions with matched=false to find one")
     report = _report(state, report_id)
     require(txn.matched_item_id is None, f"card transaction '{transaction_id}' is already matched to item "
-            f"'{txn.matched_item_id}'")
+            f"'{txn.matched_item_id}'",
+            reason='conflict', params=('matched',), rejected=(transaction_id, txn.matched_item_id))
     require(txn.employee_id == report.employee_id, f"card transaction '{transaction_id}' belongs to "
-            f"'{txn.employee_id}', but report '{report_id}' belongs to '{report.employee_id}'")
+            f"'{txn.employee_id}', but report '{report_id}' belongs to '{report.employee_id}'",
+            rejected=(transaction_id, txn.employee_id, report_id, report.employee_id))
     _editable(report)
     require(txn.currency == report.currency, f"currency mismatch: transaction '{transaction_id}' is in "
-            f"{txn.currency}, report '{report_id}' is in {report.currency}; use a {txn.currency} report")
+            f"{txn.currency}, report '{report_id}' is in {report.currency}; use a {txn.currency} report",
+            params=('currency',),
+            rejected=(transaction_id, txn.currency, report_id, report.currency))
     return _new_item(state, report, txn.date, txn.merchant, category or txn.category, txn.amount, description,
                      None, txn)
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, lookup, require, shown
 from prove.env.tool import ToolError, tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.flights.state import (
@@ -167,15 +167,15 @@ class UpgradeReceipt(BaseModel):
 
 
 def _flight(state: FlightState, flight_id: str, param: str = "flight_id") -> Flight:
-    return lookup(state.flights, flight_id, param, "flight")
+    return find(state.flights, flight_id)
 
 
 def _booking(state: FlightState, booking_id: str) -> Booking:
-    return lookup(state.bookings, booking_id, "booking_id", "booking")
+    return find(state.bookings, booking_id)
 
 
 def _passenger(state: FlightState, passenger_id: str) -> Passenger:
-    return lookup(state.passengers, passenger_id, "passenger_id", "passenger")
+    return find(state.passengers, passenger_id)
 
 
 def _airport(state: FlightState, code: str, param: str) -> Airport:
@@ -196,15 +196,19 @@ def _departed(state: FlightState, flight: Flight) -> bool:
 
 def _flying(state: FlightState, flight: Flight, action: str, hint: str = _REBOOK) -> None:
     """Require a flight that has neither departed nor been cancelled by the airline."""
-    require(not _departed(state, flight), f"{_label(flight)} has departed; {action} is no longer possible")
-    require(flight.status != "cancelled", f"{_label(flight)} was cancelled by the airline; {hint}")
+    require(not _departed(state, flight), f"{_label(flight)} has departed; {action} is no longer possible",
+            rejected=(action,))
+    require(flight.status != "cancelled", f"{_label(flight)} was cancelled by the airline; {hint}",
+            rejected=(hint,))
 
 
 def _cabin(flight: Flight, cabin: str, param: str | None = "cabin") -> Cabin:
     found = flight.cabins.get(cabin)  # type: ignore[call-overload]
     where = f" (parameter '{param}')" if param else ""
     require(found is not None, f"{_label(flight)} has no {cabin} cabin on its {flight.aircraft}"
-            f"{where}; cabins offered: {', '.join(flight.cabins)}")
+            f"{where}; cabins offered: {', '.join(flight.cabins)}",
+            params=('cabin',), rejected=(cabin, flight.aircraft, where),
+            choices=tuple(flight.cabins))
     assert found is not None
     return found
 
@@ -218,7 +222,8 @@ def _has_room(flight: Flight, cabin: Cabin) -> None:
               if c.cabin != cabin.cabin and _seats_left(c) > 0]
     require(_seats_left(cabin) > 0, f"{cabin.cabin} on {_label(flight)} is sold out "
             f"({cabin.capacity()} of {cabin.capacity()} seats taken); cabins with seats: "
-            f"{', '.join(others) or '(none)'}")
+            f"{', '.join(others) or '(none)'}",
+            reason='conflict', rejected=(cabin.cabin,), choices=tuple(others))
 
 
 def _rows(cabin: Cabin) -> str:
@@ -234,7 +239,8 @@ def _check_seat(flight: Flight, cabin: Cabin, seat: str) -> str:
     """Normalise `seat` and check it exists in `cabin` and is free; return it."""
     seat = seat.strip().upper()
     m = _SEAT.match(seat)
-    require(m is not None, f"seat must be a row number and a letter like '12A', got '{seat}'")
+    require(m is not None, f"seat must be a row number and a letter like '12A', got '{seat}'",
+            params=('seat',), rejected=(seat,))
     assert m is not None
     row, letter = int(m.group(1)), m.group(2)
     if not (cabin.first_row <= row <= cabin.last_row and letter in cabin.letters):
@@ -242,9 +248,12 @@ def _check_seat(flight: Flight, cabin: Cabin, seat: str) -> str:
                       if c.first_row <= row <= c.last_row and letter in c.letters), None)
         where = f"it is in {other}" if other else f"{flight.aircraft} has no such seat"
         raise ToolError(f"seat '{seat}' is not in the {cabin.cabin} cabin of {flight.flight_id} "
-                        f"(rows {_rows(cabin)}, letters {cabin.letters}); {where}")
+                        f"(rows {_rows(cabin)}, letters {cabin.letters}); {where}",
+                        params=('cabin', 'seat'),
+                        rejected=(seat, cabin.cabin, flight.flight_id, cabin.letters, where))
     require(seat not in cabin.taken,
-            f"seat '{seat}' on {flight.flight_id} is already taken; {_free_hint(cabin)}")
+            f"seat '{seat}' on {flight.flight_id} is already taken; {_free_hint(cabin)}",
+            reason='conflict', params=('seat',), rejected=(seat, flight.flight_id))
     return seat
 
 
@@ -262,7 +271,8 @@ def _release(cabin: Cabin, seat: str | None) -> None:
 def _no_duplicate(state: FlightState, passenger_id: str, flight: Flight) -> None:
     dup = next((b.booking_id for b in state.bookings.values() if b.passenger_id == passenger_id
                 and b.flight_id == flight.flight_id and b.status != "cancelled"), None)
-    require(dup is None, f"passenger '{passenger_id}' already holds booking '{dup}' on {_label(flight)}")
+    require(dup is None, f"passenger '{passenger_id}' already holds booking '{dup}' on {_label(flight)}",
+            reason='conflict', rejected=(passenger_id, dup))
 
 
 def _fare(flight: Flight, booking: Booking) -> float:
@@ -277,7 +287,8 @@ def _bag_limit(passenger: Passenger, cabin: CabinClass) -> int:
 
 def _not_cancelled_booking(booking: Booking) -> None:
     require(booking.status != "cancelled", f"booking '{booking.booking_id}' is cancelled "
-            f"(refunded {booking.refund_amount:.2f} USD); book a new flight with book_flight")
+            f"(refunded {booking.refund_amount:.2f} USD); book a new flight with book_flight",
+            reason='state', rejected=(booking.booking_id, booking.refund_amount))
 
 
 def _view(state: FlightState, booking: Booking) -> BookingView:
@@ -333,7 +344,8 @@ def search_flights(
     """Search flights between two airports, optionally on one date, in one cabin and under a price, earliest first."""
     src = _airport(state, origin, "origin")
     dst = _airport(state, destination, "destination")
-    require(src.code != dst.code, "origin and destination must differ")
+    require(src.code != dst.code, "origin and destination must differ",
+            params=('destination', 'origin'))
     if date is not None:
         parse_day(date, "date")
     found = []
@@ -382,12 +394,15 @@ def get_flight_status(
     runs = [f for f in state.flights.values() if f.flight_number == number]
     numbers = sorted({f.flight_number for f in state.flights.values()})
     require(bool(runs), f"flight number '{flight_number}' not found (parameter 'flight_number'); "
-            f"known: {known(numbers, 12)}")
+            f"known: {known(numbers, 12)}",
+            reason='not_found', params=('flight_number',), rejected=(flight_number,),
+            choices=shown(numbers, 12))
     if date is not None:
         parse_day(date, "date")
         match = [f for f in runs if f.departure[:10] == date]
         require(bool(match), f"{number} does not operate on {date}; it departs on "
-                + ", ".join(f.departure[:10] for f in runs))
+                + ", ".join(f.departure[:10] for f in runs),
+                rejected=(number, date), choices=tuple(f.departure[:10] for f in runs))
     else:
         match = [f for f in runs if not _departed(state, f)] or runs[-1:]
     f = match[0]
@@ -490,7 +505,9 @@ def book_flight(
         seat = _check_seat(f, c, seat)
     limit = _bag_limit(p, cabin)
     require(checked_bags <= limit, f"checked_bags {checked_bags} exceeds the {cabin} limit of {limit} "
-            f"bags for a {p.loyalty_tier} member")
+            f"bags for a {p.loyalty_tier} member",
+            reason='limit', params=('checked_bags', 'limit'),
+            rejected=(checked_bags, cabin, limit, p.loyalty_tier))
     state.advance()
     booking = Booking(
         booking_id=state.new_id("BKG"), passenger_id=p.passenger_id, flight_id=f.flight_id,
@@ -506,7 +523,8 @@ def cancel_flight_booking(state: FlightState, booking_id: BookingId) -> BookingV
     """Cancel a flight booking before departure: refunds part of the price (all of it if the airline cancelled) and any upgrade miles."""
     b = _booking(state, booking_id)
     require(b.status != "cancelled", f"booking '{booking_id}' is already cancelled "
-            f"(refunded {b.refund_amount:.2f} USD)")
+            f"(refunded {b.refund_amount:.2f} USD)",
+            reason='conflict', rejected=(booking_id, b.refund_amount))
     f = state.flights[b.flight_id]
     require(not _departed(state, f), f"{_label(f)} has departed; cancellation is no longer possible")
     rate = 1.0 if f.status == "cancelled" else REFUND_RATE[b.fare_cabin]
@@ -528,10 +546,11 @@ def change_booking_flight(
     b = _booking(state, booking_id)
     _not_cancelled_booking(b)
     require(b.status != "checked_in", f"booking '{booking_id}' is checked in; flight changes "
-            "close at check-in")
+            "close at check-in", rejected=(booking_id,))
     old = state.flights[b.flight_id]
     require(new_flight_id != old.flight_id, f"booking '{booking_id}' is already on {_label(old)}; "
-            "choose a different flight (parameter 'new_flight_id')")
+            "choose a different flight (parameter 'new_flight_id')",
+            reason='conflict', params=('new_flight_id',), rejected=(booking_id,))
     require(not _departed(state, old), f"{_label(old)} has departed; the booking can no longer change")
     new = _flight(state, new_flight_id, "new_flight_id")
     alternatives = [f.flight_id for f in state.flights.values()
@@ -539,7 +558,9 @@ def change_booking_flight(
                     and f.flight_id != old.flight_id and f.status != "cancelled" and not _departed(state, f)]
     require(new.origin == old.origin and new.destination == old.destination,
             f"{new.flight_id} flies {new.origin}-{new.destination} but the booking is "
-            f"{old.origin}-{old.destination}; flights on that route: {known(alternatives)}")
+            f"{old.origin}-{old.destination}; flights on that route: {known(alternatives)}",
+            rejected=(new.flight_id, new.origin, new.destination, old.origin, old.destination),
+            choices=shown(alternatives))
     _flying(state, new, "booking it", f"other flights on this route: {known(alternatives)}")
     _no_duplicate(state, b.passenger_id, new)
     cabin = _cabin(new, b.cabin, None)
@@ -564,11 +585,12 @@ def select_seat(state: FlightState, booking_id: BookingId, seat: SeatId) -> Book
     b = _booking(state, booking_id)
     _not_cancelled_booking(b)
     require(b.status != "checked_in", f"booking '{booking_id}' is checked in; seat changes after "
-            "check-in are made at the gate")
+            "check-in are made at the gate", params=('seat',), rejected=(booking_id,))
     f = state.flights[b.flight_id]
     _flying(state, f, "seat selection")
     c = f.cabins[b.cabin]
-    require(seat.strip().upper() != b.seat, f"booking '{booking_id}' already has seat {b.seat}")
+    require(seat.strip().upper() != b.seat, f"booking '{booking_id}' already has seat {b.seat}",
+            reason='conflict', params=('seat',), rejected=(booking_id, b.seat))
     seat = _check_seat(f, c, seat)
     _release(c, b.seat)
     b.seat = _take(c, seat)
@@ -590,7 +612,9 @@ def add_checked_bag(
     limit = _bag_limit(p, b.cabin)
     require(b.checked_bags + count <= limit, f"baggage limit: {b.cabin} allows {limit} checked bags "
             f"for a {p.loyalty_tier} member; booking '{booking_id}' has {b.checked_bags}, "
-            f"so at most {limit - b.checked_bags} more")
+            f"so at most {limit - b.checked_bags} more",
+            reason='limit', params=('limit',),
+            rejected=(b.cabin, limit, p.loyalty_tier, booking_id, b.checked_bags))
     fee = round(count * BAG_FEE[b.cabin], 2)
     b.checked_bags += count
     b.price_paid = round(b.price_paid + fee, 2)
@@ -604,7 +628,8 @@ def check_in_for_flight(state: FlightState, booking_id: BookingId) -> BoardingPa
     b = _booking(state, booking_id)
     _not_cancelled_booking(b)
     require(b.status != "checked_in", f"booking '{booking_id}' is already checked in "
-            f"(at {b.checked_in_at}, seat {b.seat})")
+            f"(at {b.checked_in_at}, seat {b.seat})",
+            reason='conflict', params=('seat',), rejected=(booking_id, b.checked_in_at, b.seat))
     f = state.flights[b.flight_id]
     _flying(state, f, "check-in")
     dep = _est_departure(f)
@@ -612,13 +637,16 @@ def check_in_for_flight(state: FlightState, booking_id: BookingId) -> BoardingPa
     closes = dep - timedelta(minutes=CHECK_IN_CLOSES_MIN)
     now = state.now_dt()
     require(now >= opens, f"check-in for {_label(f)} opens at {opens.isoformat(timespec='minutes')}, "
-            f"{CHECK_IN_OPENS_H} hours before departure; it is now {state.now}")
+            f"{CHECK_IN_OPENS_H} hours before departure; it is now {state.now}",
+            rejected=(CHECK_IN_OPENS_H, state.now))
     require(now <= closes, f"check-in for {_label(f)} closed at {closes.isoformat(timespec='minutes')}, "
-            f"{CHECK_IN_CLOSES_MIN} minutes before departure; it is now {state.now}")
+            f"{CHECK_IN_CLOSES_MIN} minutes before departure; it is now {state.now}",
+            rejected=(CHECK_IN_CLOSES_MIN, state.now))
     p = state.passengers[b.passenger_id]
     require(p.passport_expiry > dep.date().isoformat(), f"passport of '{p.passenger_id}' is not "
             f"valid for this flight (expiry {p.passport_expiry}, departure {dep.date()}); "
-            "renew it with update_passenger_passport before check-in")
+            "renew it with update_passenger_passport before check-in",
+            rejected=(p.passenger_id, p.passport_expiry))
     assert b.seat is not None
     state.advance()
     b.status, b.checked_in_at = "checked_in", state.now
@@ -642,13 +670,15 @@ def redeem_miles_upgrade(
     _flying(state, f, "upgrading")
     higher = [c for c in CABINS[CABINS.index(b.cabin) + 1:] if c in f.cabins]
     require(CABINS.index(to_cabin) > CABINS.index(b.cabin), f"booking '{booking_id}' is already in "
-            f"{b.cabin}; upgrades on this flight go to: {', '.join(higher) or '(none)'}")
+            f"{b.cabin}; upgrades on this flight go to: {', '.join(higher) or '(none)'}",
+            reason='conflict', rejected=(booking_id, b.cabin), choices=tuple(higher))
     target = _cabin(f, to_cabin, "to_cabin")
     _has_room(f, target)
     p = state.passengers[b.passenger_id]
     cost = UPGRADE_MILES[to_cabin] - UPGRADE_MILES[b.cabin]
     require(p.miles >= cost, f"insufficient miles: '{p.passenger_id}' has {p.miles:,} miles, "
-            f"an upgrade from {b.cabin} to {to_cabin} costs {cost:,}")
+            f"an upgrade from {b.cabin} to {to_cabin} costs {cost:,}",
+            reason='limit', rejected=(p.passenger_id, p.miles, b.cabin, to_cabin, cost))
     previous = b.cabin
     p.miles -= cost
     b.upgrade_miles += cost
@@ -669,18 +699,23 @@ def update_passenger_passport(
     p = _passenger(state, passenger_id)
     number = passport_number.strip().upper()
     require(_PASSPORT.match(number) is not None,
-            f"passport_number must be 6-9 letters or digits, got '{passport_number}'")
+            f"passport_number must be 6-9 letters or digits, got '{passport_number}'",
+            params=('passport_number',), rejected=(passport_number,))
     parse_day(passport_expiry, "passport_expiry")
     require(passport_expiry > state.now[:10],
-            f"passport_expiry {passport_expiry} is not after today ({state.now[:10]})")
+            f"passport_expiry {passport_expiry} is not after today ({state.now[:10]})",
+            params=('passport_expiry',), rejected=(passport_expiry,))
     require(not (number == p.passport_number and passport_expiry == p.passport_expiry),
-            f"passport {number} expiring {passport_expiry} is already on file for '{passenger_id}'")
+            f"passport {number} expiring {passport_expiry} is already on file for '{passenger_id}'",
+            reason='conflict', rejected=(number, passport_expiry, passenger_id))
     other = next((o for o in state.passengers.values()
                   if o.passport_number == number and o.passenger_id != p.passenger_id), None)
-    require(other is None, f"passport number {number} is registered to another passenger")
+    require(other is None, f"passport number {number} is registered to another passenger",
+            rejected=(number,))
     locked = next((b for b in state.bookings.values() if b.passenger_id == p.passenger_id
                    and b.status == "checked_in" and not _departed(state, state.flights[b.flight_id])), None)
     require(locked is None, f"'{passenger_id}' is checked in on booking "
-            f"'{locked.booking_id if locked else ''}'; passport details are locked until that flight departs")
+            f"'{locked.booking_id if locked else ''}'; passport details are locked until that flight departs",
+            rejected=(passenger_id, locked.booking_id if locked else ''))
     p.passport_number, p.passport_expiry = number, passport_expiry
     return p

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, entity_id
 from prove.env.world import shift
@@ -124,17 +124,15 @@ class RatingReceipt(BaseModel):
 
 
 def _customer(state: FoodState, customer_id: str) -> FoodCustomer:
-    return lookup(state.customers, customer_id, "customer_id", "customer",
-                  hint="use search_food_customers to find a customer id")
+    return find(state.customers, customer_id, hint="use search_food_customers to find a customer id")
 
 
 def _restaurant(state: FoodState, restaurant_id: str) -> Restaurant:
-    return lookup(state.restaurants, restaurant_id, "restaurant_id", "restaurant",
-                  hint="use search_restaurants to find a restaurant id")
+    return find(state.restaurants, restaurant_id, hint="use search_restaurants to find a restaurant id")
 
 
 def _order(state: FoodState, order_id: str) -> FoodOrder:
-    return lookup(state.orders, order_id, "order_id", "food order", hint="use list_food_orders to find an order id")
+    return find(state.orders, order_id, hint="use list_food_orders to find an order id")
 
 
 def _view(state: FoodState, r: Restaurant) -> RestaurantView:
@@ -150,7 +148,8 @@ def _view(state: FoodState, r: Restaurant) -> RestaurantView:
 
 def _require_open(state: FoodState, r: Restaurant) -> None:
     require(is_open(r, state.now), f"restaurant '{r.name}' ({r.restaurant_id}) is closed now "
-            f"({state.now[11:16]}): {_view(state, r).hours_note}; hours {r.opens_at}-{r.closes_at}")
+            f"({state.now[11:16]}): {_view(state, r).hours_note}; hours {r.opens_at}-{r.closes_at}",
+            reason='state', rejected=(r.name, _view(state, r).hours_note, r.opens_at, r.closes_at))
 
 
 def _subtotal(state: FoodState, basket: FoodBasket) -> float:
@@ -184,14 +183,17 @@ def _basket_view(state: FoodState, customer_id: str, notice: str = "") -> Basket
 
 def _check_promo(state: FoodState, promo: PromoCode, restaurant: Restaurant, subtotal: float) -> None:
     today = state.now[:10]
-    require(promo.expires_on >= today, f"promo '{promo.code}' expired on {promo.expires_on} (today is {today})")
+    require(promo.expires_on >= today, f"promo '{promo.code}' expired on {promo.expires_on} (today is {today})",
+            rejected=(promo.code, promo.expires_on, today))
     where = ", ".join(f"{state.restaurants[r].name} ({r})" for r in promo.restaurant_ids if r in state.restaurants)
     require(not promo.restaurant_ids or restaurant.restaurant_id in promo.restaurant_ids,
             f"promo '{promo.code}' is not valid at '{restaurant.name}' ({restaurant.restaurant_id}); "
-            f"it is valid only at: {where}")
+            f"it is valid only at: {where}",
+            reason='state', rejected=(promo.code, restaurant.name, where))
     require(subtotal >= promo.min_subtotal,
             f"promo '{promo.code}' needs a basket subtotal of at least {promo.min_subtotal:.2f}; "
-            f"the subtotal is {subtotal:.2f} ({promo.min_subtotal - subtotal:.2f} short)")
+            f"the subtotal is {subtotal:.2f} ({promo.min_subtotal - subtotal:.2f} short)",
+            reason='limit', rejected=(promo.code, promo.min_subtotal, subtotal))
 
 
 def _tip_room(order: FoodOrder) -> float:
@@ -236,8 +238,10 @@ def add_delivery_address(
     label = label.strip().lower()
     dup = next((a for a in mine if a.label.lower() == label), None)
     require(dup is None, f"customer '{customer_id}' already has an address labelled '{label}' "
-            f"({dup.address_id if dup else ''}); choose another label")
-    require(len(mine) < MAX_ADDRESSES, f"customer '{customer_id}' already has {len(mine)} addresses, the maximum")
+            f"({dup.address_id if dup else ''}); choose another label",
+            reason='conflict', params=('label',), rejected=(customer_id, label))
+    require(len(mine) < MAX_ADDRESSES, f"customer '{customer_id}' already has {len(mine)} addresses, the maximum",
+            reason='conflict', rejected=(customer_id,))
     addr = DeliveryAddress(address_id=state.new_id("ADR"), customer_id=customer_id, label=label,
                            street=street.strip(), zone=zone, instructions=instructions.strip())
     state.addresses[addr.address_id] = addr
@@ -323,21 +327,25 @@ def add_item_to_food_basket(
 ) -> BasketView:
     """Add a dish to a customer's basket. A basket holds dishes from one restaurant, which must be open now."""
     _customer(state, customer_id)
-    item = lookup(state.menu_items, item_id, "item_id", "menu item", hint="use get_restaurant_menu to find item ids")
+    item = find(state.menu_items, item_id, hint="use get_restaurant_menu to find item ids")
     r = state.restaurants[item.restaurant_id]
     _require_open(state, r)
-    require(item.available, f"'{item.name}' ({item_id}) is sold out at '{r.name}' right now")
+    require(item.available, f"'{item.name}' ({item_id}) is sold out at '{r.name}' right now",
+            rejected=(item.name, r.name))
     chosen = sorted({o.strip() for o in options or ()})
     valid = [o.name for o in item.options]
     bad = [o for o in chosen if o not in valid]
     require(not bad, f"unknown option(s) {', '.join(map(repr, bad))} for '{item.name}' (parameter 'options'); "
-            f"valid: {', '.join(valid) or '(none)'}")
+            f"valid: {', '.join(valid) or '(none)'}",
+            reason='not_found', params=('options',), rejected=(item.name,),
+            choices=(*tuple(map(repr, bad)), *tuple(valid),))
     basket = state.baskets.get(customer_id)
     held = state.restaurants[basket.restaurant_id] if basket is not None else r
     other = held.restaurant_id != r.restaurant_id
     require(not other or start_new_basket,
             f"the basket already holds dishes from '{held.name}' ({held.restaurant_id}), not '{r.name}'; a basket "
-            "holds one restaurant. Order those first, remove them, or pass start_new_basket=true")
+            "holds one restaurant. Order those first, remove them, or pass start_new_basket=true",
+            reason='conflict', params=('start_new_basket',), rejected=(held.name, r.name))
     notice = f"emptied the basket from '{held.name}'" if other else ""
     if basket is None or other:
         basket = state.baskets[customer_id] = FoodBasket(customer_id=customer_id, restaurant_id=r.restaurant_id)
@@ -365,14 +373,17 @@ def remove_item_from_food_basket(
     matches = [ln for ln in lines if ln.item_id == item_id and (chosen is None or ln.options == chosen)]
     require(bool(matches), f"dish '{item_id}'{'' if chosen is None else f' with options {chosen}'} is not in "
             f"the basket of customer '{customer_id}' (parameter 'item_id'); the basket holds: "
-            f"{known(f'{ln.item_id} {ln.options}' if ln.options else ln.item_id for ln in lines)}")
+            f"{known(f'{ln.item_id} {ln.options}' if ln.options else ln.item_id for ln in lines)}",
+            params=('item_id',), rejected=(item_id, customer_id),
+            choices=shown(f'{ln.item_id} {ln.options}' if ln.options else ln.item_id for ln in lines))
     require(quantity is None or len(matches) == 1,
             f"'{item_id}' is in the basket with different options ({'; '.join(str(m.options) for m in matches)}); "
-            "pass options to say which one")
+            "pass options to say which one", params=('options',), rejected=(item_id,))
     assert basket is not None
     line = matches[0]
     require(quantity is None or quantity <= line.quantity,
-            f"the basket holds only {line.quantity} of '{item_id}'; cannot remove {quantity}")
+            f"the basket holds only {line.quantity} of '{item_id}'; cannot remove {quantity}",
+            reason='limit', rejected=(line.quantity, item_id, quantity))
     if quantity is not None and quantity < line.quantity:
         line.quantity -= quantity
     else:
@@ -398,11 +409,13 @@ def apply_food_promo(
     """Apply a promo code to a customer's food basket (one per basket; a new one replaces the old)."""
     _customer(state, customer_id)
     code = code.strip().upper()
-    promo = lookup(state.promos, code, "code", "promo code", hint="ask the customer to check the code")
+    promo = find(state.promos, code, hint="ask the customer to check the code")
     basket = state.baskets.get(customer_id)
-    require(basket is not None, f"the basket of customer '{customer_id}' is empty; add dishes before applying a promo")
+    require(basket is not None, f"the basket of customer '{customer_id}' is empty; add dishes before applying a promo",
+            rejected=(customer_id,))
     assert basket is not None
-    require(basket.promo_code != code, f"promo '{code}' is already applied to this basket")
+    require(basket.promo_code != code, f"promo '{code}' is already applied to this basket",
+            reason='conflict', rejected=(code,))
     _check_promo(state, promo, state.restaurants[basket.restaurant_id], _subtotal(state, basket))
     notice = f"replaced promo '{basket.promo_code}'" if basket.promo_code else ""
     basket.promo_code = code
@@ -420,23 +433,31 @@ def place_food_order(
     """Order everything in a customer's basket for delivery to a saved address; the basket is emptied and a courier assigned."""
     _customer(state, customer_id)
     basket = state.baskets.get(customer_id)
-    require(basket is not None, f"the basket of customer '{customer_id}' is empty; add dishes with add_item_to_food_basket first")
+    require(basket is not None, f"the basket of customer '{customer_id}' is empty; add dishes with add_item_to_food_basket first",
+            rejected=(customer_id,))
     assert basket is not None
-    addr = lookup(state.addresses, address_id, "address_id", "address", hint="use list_delivery_addresses")
+    addr = find(state.addresses, address_id, hint="use list_delivery_addresses")
     require(addr.customer_id == customer_id, f"address '{address_id}' belongs to another customer; addresses of "
-            f"'{customer_id}': {known(a.address_id for a in state.addresses.values() if a.customer_id == customer_id)}")
+            f"'{customer_id}': {known(a.address_id for a in state.addresses.values() if a.customer_id == customer_id)}",
+            rejected=(address_id, customer_id),
+            choices=shown(a.address_id for a in state.addresses.values() if a.customer_id == customer_id))
     r = state.restaurants[basket.restaurant_id]
     _require_open(state, r)
     sold_out = [f"'{state.menu_items[ln.item_id].name}' ({ln.item_id})" for ln in basket.lines
                 if not state.menu_items[ln.item_id].available]
-    require(not sold_out, "sold out now: " + ", ".join(sold_out) + "; remove with remove_item_from_food_basket")
+    require(not sold_out, "sold out now: " + ", ".join(sold_out) + "; remove with remove_item_from_food_basket",
+            choices=tuple(sold_out))
     require(addr.zone in r.delivery_zones, f"address '{address_id}' is in zone '{addr.zone}', outside the delivery "
-            f"area of '{r.name}', which delivers only to: {', '.join(r.delivery_zones)}")
+            f"area of '{r.name}', which delivers only to: {', '.join(r.delivery_zones)}",
+            reason='state', params=('zone',), rejected=(address_id, addr.zone, r.name),
+            choices=tuple(r.delivery_zones))
     subtotal = _subtotal(state, basket)
     require(subtotal >= r.min_order, f"the subtotal {subtotal:.2f} is {r.min_order - subtotal:.2f} short of the "
-            f"minimum order of {r.min_order:.2f} at '{r.name}'; add more dishes")
+            f"minimum order of {r.min_order:.2f} at '{r.name}'; add more dishes",
+            rejected=(subtotal, r.min_order, r.name))
     cap = round(subtotal * TIP_CAP_SHARE, 2)
-    require(tip <= cap, f"tip {tip:.2f} is too large: at most 50% of the subtotal ({cap:.2f})")
+    require(tip <= cap, f"tip {tip:.2f} is too large: at most 50% of the subtotal ({cap:.2f})",
+            reason='limit', params=('tip',), rejected=(tip,))
     promo = state.promos[basket.promo_code] if basket.promo_code else None
     if promo is not None:
         _check_promo(state, promo, r, subtotal)
@@ -518,9 +539,11 @@ def cancel_food_order(
 ) -> FoodOrder:
     """Cancel a food order and refund it in full; only possible before the restaurant starts preparing it."""
     o = _order(state, order_id)
-    require(o.status != "cancelled", f"order '{order_id}' is already cancelled")
+    require(o.status != "cancelled", f"order '{order_id}' is already cancelled",
+            reason='conflict', rejected=(order_id,))
     require(o.status == "placed", f"order '{order_id}' cannot be cancelled: it is {o.status.replace('_', ' ')}"
-            + (f" (preparation started at {o.preparing_at})" if o.preparing_at else ""))
+            + (f" (preparation started at {o.preparing_at})" if o.preparing_at else ""),
+            rejected=(order_id, o.preparing_at))
     state.advance()
     o.status, o.cancelled_at, o.cancel_reason, o.refund_amount = "cancelled", state.now, reason, o.total
     if o.courier_id and state.couriers[o.courier_id].status == "delivering":
@@ -536,15 +559,17 @@ def add_delivery_tip(
 ) -> FoodOrder:
     """Add a courier tip to an order (up to 24 hours after delivery); all tips together may be at most 50% of the subtotal."""
     o = _order(state, order_id)
-    require(o.status != "cancelled", f"order '{order_id}' is cancelled; it cannot be tipped")
+    require(o.status != "cancelled", f"order '{order_id}' is cancelled; it cannot be tipped",
+            reason='state', rejected=(order_id,))
     if o.delivered_at:
         limit = shift(o.delivered_at, hours=TIP_WINDOW_HOURS)
         require(state.now <= limit, f"order '{order_id}' was delivered at {o.delivered_at}; tips can be added "
-                f"only until {limit}")
+                f"only until {limit}", reason='state', rejected=(order_id, o.delivered_at, limit))
     room = _tip_room(o)
     require(amount <= room + 1e-9, f"tip {amount:.2f} is too large: tips on '{order_id}' may total at most "
             f"{o.subtotal * TIP_CAP_SHARE:.2f} (50% of the subtotal); {o.tip:.2f} already given, "
-            f"so at most {max(room, 0.0):.2f} more")
+            f"so at most {max(room, 0.0):.2f} more",
+            reason='conflict', params=('tip',), rejected=(amount, order_id, o.tip))
     o.tip = round(o.tip + amount, 2)
     o.total = round(o.total + amount, 2)
     return o
@@ -560,9 +585,12 @@ def rate_food_order(
 ) -> RatingReceipt:
     """Rate a delivered food order (food and optionally the courier); each order can be rated once."""
     o = _order(state, order_id)
-    require(o.status == "delivered", f"order '{order_id}' is {o.status.replace('_', ' ')}; only delivered orders can be rated")
-    require(o.rating_id is None, f"order '{order_id}' was already rated ({o.rating_id})")
-    require(courier_stars is None or o.courier_id is not None, f"order '{order_id}' had no courier to rate")
+    require(o.status == "delivered", f"order '{order_id}' is {o.status.replace('_', ' ')}; only delivered orders can be rated",
+            reason='state', rejected=(order_id,), wanted=('delivered',))
+    require(o.rating_id is None, f"order '{order_id}' was already rated ({o.rating_id})",
+            reason='conflict', rejected=(order_id,))
+    require(courier_stars is None or o.courier_id is not None, f"order '{order_id}' had no courier to rate",
+            rejected=(order_id,))
     r = state.restaurants[o.restaurant_id]
     rating = FoodRating(rating_id=state.new_id("RAT"), order_id=order_id, restaurant_id=r.restaurant_id,
                         courier_id=o.courier_id, food_stars=food_stars, courier_stars=courier_stars,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import lookup, require
+from prove.env.helpers import find, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_ids, parse_day
 from prove_servers.hotels.state import (
@@ -152,14 +152,18 @@ def _stay(state: HotelState, check_in: str, check_out: str) -> list[str]:
     """Validate a stay and return its nights."""
     start, end = parse_day(check_in, "check_in"), parse_day(check_out, "check_out")
     today = _today(state)
-    require(start >= today, f"check_in {check_in} is in the past; today is {today}")
-    require(end > start, f"check_out ({check_out}) must be after check_in ({check_in})")
+    require(start >= today, f"check_in {check_in} is in the past; today is {today}",
+            reason='past', params=('check_in',), rejected=(check_in, today))
+    require(end > start, f"check_out ({check_out}) must be after check_in ({check_in})",
+            params=('check_in', 'check_out'))
     nights = (end - start).days
     require(nights <= MAX_NIGHTS, f"a stay may last at most {MAX_NIGHTS} nights; "
-            f"{check_in} to {check_out} is {nights} nights")
+            f"{check_in} to {check_out} is {nights} nights",
+            reason='limit', rejected=(MAX_NIGHTS, check_in, check_out, nights))
     last = (today.toordinal() + BOOKING_WINDOW_DAYS - 1)
     require(end.toordinal() - 1 <= last, f"rooms can be booked at most {BOOKING_WINDOW_DAYS} days "
-            f"ahead; the last bookable night is {date.fromordinal(last)}")
+            f"ahead; the last bookable night is {date.fromordinal(last)}",
+            reason='conflict', rejected=(BOOKING_WINDOW_DAYS,))
     return nights_of(check_in, check_out)
 
 
@@ -177,7 +181,8 @@ def _no_room(room: RoomType, nights: list[str], held: Reservation | None = None)
     gone = _sold_out(room, nights, held)
     require(not gone, f"no '{room.name}' ({room.room_type_id}) left on the night of {gone[0] if gone else ''}"
             f"{f' (also {len(gone) - 1} more nights)' if len(gone) > 1 else ''}; "
-            "check_room_availability or list_hotel_room_types for other rooms or dates")
+            "check_room_availability or list_hotel_room_types for other rooms or dates",
+            rejected=(room.name,))
 
 
 def _release(room: RoomType, res: Reservation, since: str = "") -> None:
@@ -188,17 +193,18 @@ def _release(room: RoomType, res: Reservation, since: str = "") -> None:
 
 def _fits(room: RoomType, guests: int) -> None:
     require(guests <= room.capacity, f"{guests} guests exceed the capacity of '{room.name}' "
-            f"({room.room_type_id}), which sleeps {room.capacity}; pick a larger room type")
+            f"({room.room_type_id}), which sleeps {room.capacity}; pick a larger room type",
+            reason='limit', params=('guests',), rejected=(guests, room.name, room.capacity))
 
 
 def _reservation(state: HotelState, reservation_id: str) -> Reservation:
-    return lookup(state.reservations, reservation_id, "reservation_id", "reservation",
-                  hint="use list_guest_reservations to find a guest's reservations")
+    return find(state.reservations, reservation_id, hint="use list_guest_reservations to find a guest's reservations")
 
 
 def _status(res: Reservation, allowed: tuple[str, ...], action: str) -> None:
     require(res.status in allowed, f"reservation '{res.reservation_id}' is {res.status}; "
-            f"only {' or '.join(allowed)} reservations can {action}")
+            f"only {' or '.join(allowed)} reservations can {action}",
+            reason='state', rejected=(res.reservation_id, res.status, action), wanted=tuple(allowed))
 
 
 def _rating(state: HotelState, hotel_id: str) -> tuple[float | None, int]:
@@ -251,7 +257,8 @@ def search_hotels(
     limit: Limit = DEFAULT_LIMIT,
 ) -> HotelSearchResult:
     """Search hotels by city, dates, party size, stars, nightly price and amenities, cheapest first."""
-    require((check_in is None) == (check_out is None), "give both check_in and check_out, or neither")
+    require((check_in is None) == (check_out is None), "give both check_in and check_out, or neither",
+            reason='missing', params=('check_in', 'check_out'))
     nights = _stay(state, check_in, check_out) if check_in and check_out else []
     found = []
     for h in state.hotels.values():
@@ -273,7 +280,8 @@ def search_hotels(
     if city is not None and not found:
         cities = sorted({h.city for h in state.hotels.values()})
         require(city.strip().lower() in {c.lower() for c in cities},
-                f"no hotels in '{city}' (parameter 'city'); cities served: {', '.join(cities)}")
+                f"no hotels in '{city}' (parameter 'city'); cities served: {', '.join(cities)}",
+                params=('city',), rejected=(city,), choices=tuple(cities))
     found.sort(key=lambda s: (s.lowest_nightly_price, s.hotel_id))
     return HotelSearchResult.of(found, offset, limit)
 
@@ -281,7 +289,7 @@ def search_hotels(
 @tool(sensitive=("hotel_id",))
 def get_hotel(state: HotelState, hotel_id: HotelId) -> HotelDetails:
     """Get a hotel's details: address, stars, amenities, check-in/out times, cancellation policy, rating."""
-    hotel = lookup(state.hotels, hotel_id, "hotel_id", "hotel", hint="use search_hotels to find one")
+    hotel = find(state.hotels, hotel_id, hint="use search_hotels to find one")
     avg, count = _rating(state, hotel_id)
     rooms = [r.room_type_id for r in state.room_types.values() if r.hotel_id == hotel_id]
     return HotelDetails(hotel=hotel, average_rating=avg, review_count=count, room_type_ids=rooms)
@@ -297,7 +305,7 @@ def list_hotel_room_types(
     limit: Limit = DEFAULT_LIMIT,
 ) -> RoomTypeList:
     """List a hotel's room types with bed, capacity, nightly price and rooms left tonight, a page at a time."""
-    lookup(state.hotels, hotel_id, "hotel_id", "hotel", hint="use search_hotels to find one")
+    find(state.hotels, hotel_id, hint="use search_hotels to find one")
     tonight = state.now[:10]
     rooms = [
         RoomTypeView(room_type_id=r.room_type_id, hotel_id=r.hotel_id, name=r.name, bed=r.bed,
@@ -314,8 +322,7 @@ def check_room_availability(
     state: HotelState, room_type_id: RoomTypeId, check_in: CheckIn, check_out: CheckOut, guests: Guests = 1,
 ) -> AvailabilityInfo:
     """Check whether a room type is free on every night of a stay, night by night, with the total price."""
-    room = lookup(state.room_types, room_type_id, "room_type_id", "room type",
-                  hint="use list_hotel_room_types to find one")
+    room = find(state.room_types, room_type_id, hint="use list_hotel_room_types to find one")
     nights = _stay(state, check_in, check_out)
     gone = _sold_out(room, nights)
     fits = guests <= room.capacity
@@ -344,7 +351,7 @@ def list_guest_reservations(
     limit: Limit = DEFAULT_LIMIT,
 ) -> ReservationList:
     """List a guest's hotel reservations, latest arrival first, filtered by status and hotel."""
-    lookup(state.guests, guest_id, "guest_id", "guest", hint="use get_hotel_guest with the guest's email")
+    find(state.guests, guest_id, hint="use get_hotel_guest with the guest's email")
     found = sorted(
         (r for r in state.reservations.values()
          if r.guest_id == guest_id and (status is None or r.status == status)
@@ -361,12 +368,14 @@ def get_hotel_guest(
     email: Annotated[GuestEmail | None, Field(description="The guest's email address, if the id is not known.")] = None,
 ) -> Guest:
     """Get a hotel guest's profile, loyalty points and tier, by guest id or by email."""
-    require((guest_id is None) != (email is None), "give exactly one of guest_id or email")
+    require((guest_id is None) != (email is None), "give exactly one of guest_id or email",
+            reason='missing', params=('email', 'guest_id'))
     if guest_id is not None:
-        return lookup(state.guests, guest_id, "guest_id", "guest", hint="try get_hotel_guest with the email")
+        return find(state.guests, guest_id, hint="try get_hotel_guest with the email")
     assert email is not None
     match = next((g for g in state.guests.values() if g.email.lower() == email.strip().lower()), None)
-    require(match is not None, f"no guest with email '{email}' (parameter 'email'); check the spelling")
+    require(match is not None, f"no guest with email '{email}' (parameter 'email'); check the spelling",
+            reason='not_found', params=('email',), rejected=(email,))
     assert match is not None
     return match
 
@@ -380,7 +389,7 @@ def list_hotel_reviews(
     limit: Limit = DEFAULT_LIMIT,
 ) -> ReviewList:
     """List a hotel's guest reviews, newest first, with the hotel's average rating."""
-    lookup(state.hotels, hotel_id, "hotel_id", "hotel", hint="use search_hotels to find one")
+    find(state.hotels, hotel_id, hint="use search_hotels to find one")
     found = sorted((r for r in state.reviews.values()
                     if r.hotel_id == hotel_id and (min_rating is None or r.rating >= min_rating)),
                    key=lambda r: (r.created_at, r.review_id), reverse=True)
@@ -416,14 +425,14 @@ def book_hotel_room(
     special_requests: Annotated[list[SpecialRequestKind] | None, Field(description="Requests to pass to the hotel.")] = None,
 ) -> Reservation:
     """Book a room type for a guest for a stay; takes one room from every night's inventory."""
-    guest = lookup(state.guests, guest_id, "guest_id", "guest", hint="use get_hotel_guest with the guest's email")
-    room = lookup(state.room_types, room_type_id, "room_type_id", "room type",
-                  hint="use list_hotel_room_types to find one")
+    guest = find(state.guests, guest_id, hint="use get_hotel_guest with the guest's email")
+    room = find(state.room_types, room_type_id, hint="use list_hotel_room_types to find one")
     nights = _stay(state, check_in, check_out)
     _fits(room, guests)
     _no_room(room, nights)
     kinds = sorted(set(special_requests or ()))
-    require(len(kinds) <= MAX_SPECIAL_REQUESTS, f"at most {MAX_SPECIAL_REQUESTS} special requests")
+    require(len(kinds) <= MAX_SPECIAL_REQUESTS, f"at most {MAX_SPECIAL_REQUESTS} special requests",
+            reason='limit', rejected=(MAX_SPECIAL_REQUESTS,))
     for n in nights:
         room.inventory[n] -= 1
     total = round(room.base_price * len(nights), 2)
@@ -446,7 +455,8 @@ def modify_hotel_reservation_dates(
     res = _reservation(state, reservation_id)
     _status(res, ("confirmed",), "change dates")
     require((check_in, check_out) != (res.check_in, res.check_out),
-            f"reservation '{reservation_id}' already runs {check_in} to {check_out}")
+            f"reservation '{reservation_id}' already runs {check_in} to {check_out}",
+            reason='conflict', rejected=(reservation_id, check_in, check_out))
     room = state.room_types[res.room_type_id]
     nights = _stay(state, check_in, check_out)
     _no_room(room, nights, held=res)
@@ -473,7 +483,8 @@ def cancel_hotel_reservation(
     require(fee == 0 or accept_fee,
             f"cancelling '{reservation_id}' now ({hours}h before check-in) costs a fee of {fee:.2f} USD "
             f"under the {policy} policy ({LATE_FEE_RULE[policy]} within {FREE_CANCEL_HOURS[policy]}h); "
-            "pass accept_fee=true to cancel anyway")
+            "pass accept_fee=true to cancel anyway",
+            params=('accept_fee',), rejected=(reservation_id, fee, policy))
     _release(state.room_types[res.room_type_id], res)
     state.guests[res.guest_id].loyalty_points += res.points_redeemed
     paid = res.amount_paid
@@ -497,9 +508,11 @@ def add_special_request(
     res = _reservation(state, reservation_id)
     _status(res, _ACTIVE, "take special requests")
     have = [r.kind for r in res.special_requests]
-    require(kind not in have, f"reservation '{reservation_id}' already has a '{kind}' request")
+    require(kind not in have, f"reservation '{reservation_id}' already has a '{kind}' request",
+            reason='conflict', rejected=(reservation_id, kind))
     require(len(have) < MAX_SPECIAL_REQUESTS,
-            f"reservation '{reservation_id}' already has the maximum of {MAX_SPECIAL_REQUESTS} requests")
+            f"reservation '{reservation_id}' already has the maximum of {MAX_SPECIAL_REQUESTS} requests",
+            reason='conflict', rejected=(reservation_id, MAX_SPECIAL_REQUESTS))
     res.special_requests.append(SpecialRequest(kind=kind, note=note.strip()))
     return res
 
@@ -511,12 +524,15 @@ def check_in_hotel_guest(state: HotelState, reservation_id: ReservationId) -> Re
     _status(res, ("confirmed",), "check in")
     today, hotel = state.now[:10], state.hotels[res.hotel_id]
     require(today >= res.check_in, f"check-in for '{reservation_id}' opens on {res.check_in} "
-            f"at {hotel.check_in_time}; today is {today}")
-    require(today < res.check_out, f"the stay of '{reservation_id}' ended on {res.check_out}; it can no longer be checked in")
+            f"at {hotel.check_in_time}; today is {today}",
+            rejected=(reservation_id, res.check_in, hotel.check_in_time, today))
+    require(today < res.check_out, f"the stay of '{reservation_id}' ended on {res.check_out}; it can no longer be checked in",
+            rejected=(reservation_id, res.check_out))
     early = any(r.kind == "early_check_in" for r in res.special_requests)
     require(today > res.check_in or early or state.now[11:] >= hotel.check_in_time,
             f"check-in at {hotel.name} starts at {hotel.check_in_time} (now {state.now[11:]}); "
-            "add an early_check_in special request to arrive earlier")
+            "add an early_check_in special request to arrive earlier",
+            rejected=(hotel.name, hotel.check_in_time))
     res.status, res.checked_in_at = "checked_in", state.now
     return res
 
@@ -549,10 +565,13 @@ def redeem_hotel_points(
     _status(res, _ACTIVE, "use points")
     guest = state.guests[res.guest_id]
     require(points <= guest.loyalty_points, f"guest '{guest.guest_id}' has only {guest.loyalty_points} "
-            f"points; requested {points}")
+            f"points; requested {points}",
+            reason='limit', params=('points',),
+            rejected=(guest.guest_id, guest.loyalty_points, points))
     discount = round(points / POINTS_PER_USD, 2)
     require(discount <= res.amount_due + 1e-9, f"only {res.amount_due:.2f} USD is due on '{reservation_id}'; "
-            f"at most {int(round(res.amount_due * POINTS_PER_USD))} points can be used")
+            f"at most {int(round(res.amount_due * POINTS_PER_USD))} points can be used",
+            reason='limit', params=('points',), rejected=(res.amount_due, reservation_id))
     guest.loyalty_points -= points
     res.points_redeemed += points
     res.points_discount = round(res.points_discount + discount, 2)
@@ -572,9 +591,11 @@ def write_hotel_review(
     """Review a hotel after a completed (checked-out) stay; one review per reservation."""
     res = _reservation(state, reservation_id)
     require(res.status == "checked_out", f"reservation '{reservation_id}' is {res.status}; "
-            "a review can only be written after check-out")
+            "a review can only be written after check-out",
+            reason='state', rejected=(reservation_id, res.status))
     dup = next((r for r in state.reviews.values() if r.reservation_id == reservation_id), None)
-    require(dup is None, f"reservation '{reservation_id}' was already reviewed ({dup.review_id if dup else ''})")
+    require(dup is None, f"reservation '{reservation_id}' was already reviewed ({dup.review_id if dup else ''})",
+            reason='conflict', rejected=(reservation_id,))
     review = Review(review_id=state.new_id("REV"), hotel_id=res.hotel_id, reservation_id=reservation_id,
                     guest_id=res.guest_id, rating=rating, title=title.strip(), text=text.strip(),
                     created_at=state.now)
@@ -594,7 +615,8 @@ def add_hotel_guest_to_reservation(
     room = state.room_types[res.room_type_id]
     name = " ".join(guest_name.split())
     names = [state.guests[res.guest_id].name.lower(), *(n.lower() for n in res.additional_guests)]
-    require(name.lower() not in names, f"'{name}' is already on reservation '{reservation_id}'")
+    require(name.lower() not in names, f"'{name}' is already on reservation '{reservation_id}'",
+            reason='conflict', rejected=(name, reservation_id))
     _fits(room, res.guests + 1)
     res.additional_guests.append(name)
     res.guests += 1

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -86,15 +86,15 @@ class MessageList(Page):
 
 
 def _user(state: ChatState, user_id: str, param: str = "user_id") -> ChatUser:
-    return lookup(state.users, user_id, param, "user")
+    return find(state.users, user_id)
 
 
 def _conversation(state: ChatState, conversation_id: str) -> Conversation:
-    return lookup(state.conversations, conversation_id, "conversation_id", "conversation")
+    return find(state.conversations, conversation_id)
 
 
 def _message(state: ChatState, message_id: str, param: str = "message_id") -> Message:
-    return lookup(state.messages, message_id, param, "message")
+    return find(state.messages, message_id)
 
 
 def _card(user: ChatUser) -> UserCard:
@@ -105,36 +105,44 @@ def _card(user: ChatUser) -> UserCard:
 def _member(conv: Conversation, user_id: str, param: str) -> None:
     require(user_id in conv.members,
             f"user '{user_id}' ({param}) is not a member of conversation '{conv.conversation_id}'; "
-            f"members: {known(conv.members)}")
+            f"members: {known(conv.members)}",
+            params=(param,), rejected=(user_id, conv.conversation_id), choices=shown(conv.members))
 
 
 def _admin_of_group(conv: Conversation, admin_id: str) -> None:
     require(conv.kind == "group",
             f"conversation '{conv.conversation_id}' is a direct chat; members can only be added to or "
-            "removed from group chats (create one with create_group_chat)")
+            "removed from group chats (create one with create_group_chat)",
+            reason='state', rejected=(conv.conversation_id,), wanted=('group',))
     _member(conv, admin_id, "admin_id")
     require(admin_id in conv.admins,
             f"only admins of '{conv.conversation_id}' can add or remove members; '{admin_id}' is not "
-            f"an admin (admins: {known(conv.admins)})")
+            f"an admin (admins: {known(conv.admins)})",
+            reason='state', rejected=(conv.conversation_id, admin_id), choices=shown(conv.admins))
 
 
 def _not_blocked(state: ChatState, sender_id: str, other_id: str) -> None:
     require(other_id not in state.users[sender_id].blocked,
             f"'{sender_id}' has blocked '{other_id}'; unblock them with block_chat_user "
-            "(action='unblock') before messaging them")
+            "(action='unblock') before messaging them",
+            params=('action',), rejected=(sender_id, other_id))
     require(sender_id not in state.users[other_id].blocked,
-            f"'{other_id}' has blocked '{sender_id}'; messages to them cannot be delivered")
+            f"'{other_id}' has blocked '{sender_id}'; messages to them cannot be delivered",
+            rejected=(other_id, sender_id))
 
 
 def _own_recent(state: ChatState, msg: Message, user_id: str, verb: str) -> None:
-    require(not msg.deleted, f"message '{msg.message_id}' was deleted and cannot be {verb}")
+    require(not msg.deleted, f"message '{msg.message_id}' was deleted and cannot be {verb}",
+            rejected=(msg.message_id, verb))
     require(msg.sender_id == user_id,
             f"only the sender ('{msg.sender_id}') can change message '{msg.message_id}'; "
-            f"user_id '{user_id}' did not send it")
+            f"user_id '{user_id}' did not send it",
+            reason='state', params=('user_id',), rejected=(msg.message_id, user_id), choices=(msg.sender_id,), wanted=('sender',))
     age = state.now_dt() - datetime.fromisoformat(msg.timestamp)
     require(age <= timedelta(minutes=EDIT_WINDOW_MINUTES),
             f"message '{msg.message_id}' was sent at {msg.timestamp}, more than {EDIT_WINDOW_MINUTES} "
-            f"minutes before now ({state.now}), so it can no longer be {verb}")
+            f"minutes before now ({state.now}), so it can no longer be {verb}",
+            reason='limit', rejected=(msg.message_id, msg.timestamp, EDIT_WINDOW_MINUTES, verb))
 
 
 def _newest_first(messages: list[Message]) -> list[Message]:
@@ -284,7 +292,7 @@ def search_chat_messages(
     if sender_id is not None:
         _user(state, sender_id, "sender_id")
     q = query.strip().lower()
-    require(q != "", "query must not be blank")
+    require(q != "", "query must not be blank", params=('query',))
     found = _newest_first([
         m for m in state.messages.values()
         if not m.deleted and q in m.text.lower()
@@ -318,8 +326,9 @@ def send_chat_message(
     _user(state, sender_id, "sender_id")
     require((conversation_id is None) != (recipient_id is None),
             "give exactly one of conversation_id (post in an existing chat) or recipient_id "
-            "(direct message to one user)")
-    require(text.strip() != "", "text must not be blank")
+            "(direct message to one user)",
+            reason='missing', params=('conversation_id', 'recipient_id'))
+    require(text.strip() != "", "text must not be blank", params=('text',))
     conv: Conversation | None
     if conversation_id is not None:
         conv = _conversation(state, conversation_id)
@@ -329,7 +338,8 @@ def send_chat_message(
     else:
         assert recipient_id is not None
         _user(state, recipient_id, "recipient_id")
-        require(recipient_id != sender_id, "recipient_id must differ from sender_id")
+        require(recipient_id != sender_id, "recipient_id must differ from sender_id",
+                params=('recipient_id', 'sender_id'))
         _not_blocked(state, sender_id, recipient_id)
         conv = _direct_between(state, sender_id, recipient_id)
     if reply_to_message_id is not None:
@@ -337,7 +347,9 @@ def send_chat_message(
         here = conv.conversation_id if conv else "a new direct chat"
         require(conv is not None and parent.conversation_id == conv.conversation_id,
                 f"reply_to_message_id '{reply_to_message_id}' is in conversation "
-                f"'{parent.conversation_id}', not in {here!r}; a reply must be in the same conversation")
+                f"'{parent.conversation_id}', not in {here!r}; a reply must be in the same conversation",
+                params=('reply_to_message_id',),
+                rejected=(reply_to_message_id, parent.conversation_id, here))
     state.advance()
     if conv is None:
         assert recipient_id is not None
@@ -362,7 +374,7 @@ def edit_chat_message(
     msg = _message(state, message_id)
     _user(state, user_id)
     _own_recent(state, msg, user_id, "edited")
-    require(text.strip() != "", "text must not be blank")
+    require(text.strip() != "", "text must not be blank", params=('text',))
     msg.text, msg.edited, msg.edited_at = text, True, state.now
     return msg
 
@@ -395,10 +407,12 @@ def react_to_chat_message(
     msg = _message(state, message_id)
     _user(state, user_id)
     _member(state.conversations[msg.conversation_id], user_id, "user_id")
-    require(not msg.deleted, f"message '{message_id}' was deleted and cannot be reacted to")
+    require(not msg.deleted, f"message '{message_id}' was deleted and cannot be reacted to",
+            rejected=(message_id,))
     mine = next((r for r in msg.reactions if r.user_id == user_id), None)
     require(mine is None or mine.emoji != emoji,
-            f"user '{user_id}' already reacted to '{message_id}' with {emoji}")
+            f"user '{user_id}' already reacted to '{message_id}' with {emoji}",
+            reason='conflict', rejected=(user_id, message_id, emoji))
     others = [r for r in msg.reactions if r.user_id != user_id]
     msg.reactions = sorted([*others, Reaction(user_id=user_id, emoji=emoji)], key=lambda r: r.user_id)
     return msg
@@ -420,11 +434,14 @@ def create_group_chat(
     others = sorted(set(member_ids) - {creator_id})
     require(len(others) >= 2,
             f"a group needs at least 2 members besides the creator, got {len(others)}; "
-            "to talk to one person use send_chat_message with recipient_id")
-    require(name.strip() != "", "name must not be blank")
+            "to talk to one person use send_chat_message with recipient_id",
+            reason='limit', params=('recipient_id',))
+    require(name.strip() != "", "name must not be blank", params=('name',))
     blockers = [m for m in others if creator_id in state.users[m].blocked]
     require(not blockers, f"{', '.join(repr(b) for b in blockers)} blocked '{creator_id}' and cannot be added "
-            "to a group they create; leave them out of member_ids")
+            "to a group they create; leave them out of member_ids",
+            params=('member_ids',), rejected=(creator_id,),
+            choices=tuple(repr(b) for b in blockers))
     conv = Conversation(conversation_id=state.new_id("CNV"), kind="group", name=name.strip(),
                         members=sorted([*others, creator_id]), admins=[creator_id],
                         created_by=creator_id, created_at=state.now)
@@ -444,12 +461,14 @@ def add_group_chat_member(
     _user(state, admin_id, "admin_id")
     target = _user(state, user_id)
     _admin_of_group(conv, admin_id)
-    require(user_id not in conv.members, f"user '{user_id}' is already a member of '{conversation_id}'")
+    require(user_id not in conv.members, f"user '{user_id}' is already a member of '{conversation_id}'",
+            reason='conflict', rejected=(user_id, conversation_id))
     require(len(conv.members) < MAX_GROUP_MEMBERS,
             f"group '{conversation_id}' is full ({len(conv.members)} of {MAX_GROUP_MEMBERS} members); "
-            "remove a member first")
+            "remove a member first", rejected=(conversation_id, MAX_GROUP_MEMBERS))
     require(admin_id not in target.blocked,
-            f"user '{user_id}' has blocked '{admin_id}' and cannot be added to groups by them")
+            f"user '{user_id}' has blocked '{admin_id}' and cannot be added to groups by them",
+            rejected=(user_id, admin_id))
     conv.members = sorted([*conv.members, user_id])
     return conv
 
@@ -468,7 +487,8 @@ def remove_group_chat_member(
     _admin_of_group(conv, admin_id)
     _member(conv, user_id, "user_id")
     require(conv.admins != [user_id],
-            f"'{user_id}' is the only admin of '{conversation_id}' and cannot be removed")
+            f"'{user_id}' is the only admin of '{conversation_id}' and cannot be removed",
+            reason='state', rejected=(user_id, conversation_id))
     conv.members = [m for m in conv.members if m != user_id]
     conv.admins = [m for m in conv.admins if m != user_id]
     conv.muted_by = [m for m in conv.muted_by if m != user_id]
@@ -485,13 +505,16 @@ def block_chat_user(
     """Block or unblock a user; blocked users cannot message each other directly or add each other to groups."""
     user = _user(state, user_id)
     _user(state, target_user_id, "target_user_id")
-    require(target_user_id != user_id, "user_id and target_user_id must differ")
+    require(target_user_id != user_id, "user_id and target_user_id must differ",
+            params=('target_user_id', 'user_id'))
     if action == "block":
-        require(target_user_id not in user.blocked, f"'{user_id}' has already blocked '{target_user_id}'")
+        require(target_user_id not in user.blocked, f"'{user_id}' has already blocked '{target_user_id}'",
+                reason='conflict', rejected=(user_id, target_user_id))
         user.blocked = sorted([*user.blocked, target_user_id])
     else:
         require(target_user_id in user.blocked,
-                f"'{user_id}' has not blocked '{target_user_id}'; blocked: {known(user.blocked)}")
+                f"'{user_id}' has not blocked '{target_user_id}'; blocked: {known(user.blocked)}",
+                rejected=(user_id, target_user_id), choices=shown(user.blocked))
         user.blocked = [b for b in user.blocked if b != target_user_id]
     return user
 
@@ -510,14 +533,19 @@ def pin_chat_message(
     _member(conv, user_id, "user_id")
     pinned = conv.pinned_message_ids
     if action == "pin":
-        require(not msg.deleted, f"message '{message_id}' was deleted and cannot be pinned")
-        require(message_id not in pinned, f"message '{message_id}' is already pinned")
+        require(not msg.deleted, f"message '{message_id}' was deleted and cannot be pinned",
+                rejected=(message_id,))
+        require(message_id not in pinned, f"message '{message_id}' is already pinned",
+                reason='conflict', rejected=(message_id,))
         require(len(pinned) < MAX_PINNED,
                 f"conversation '{conv.conversation_id}' already has {MAX_PINNED} pinned messages "
-                f"({known(pinned)}); unpin one first with action='unpin'")
+                f"({known(pinned)}); unpin one first with action='unpin'",
+                reason='conflict', params=('action',), rejected=(conv.conversation_id, MAX_PINNED),
+                choices=shown(pinned))
         conv.pinned_message_ids = [*pinned, message_id]
     else:
         require(message_id in pinned,
-                f"message '{message_id}' is not pinned; pinned in '{conv.conversation_id}': {known(pinned)}")
+                f"message '{message_id}' is not pinned; pinned in '{conv.conversation_id}': {known(pinned)}",
+                rejected=(message_id, conv.conversation_id), choices=shown(pinned))
         conv.pinned_message_ids = [m for m in pinned if m != message_id]
     return _detail(state, conv)

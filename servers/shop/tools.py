@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id
 from prove.env.world import shift
@@ -93,15 +93,15 @@ class ShipmentTracking(BaseModel):
 
 
 def _customer(state: ShopState, customer_id: str) -> ShopCustomer:
-    return lookup(state.customers, customer_id, "customer_id", "customer")
+    return find(state.customers, customer_id)
 
 
 def _product(state: ShopState, sku: str) -> Product:
-    return lookup(state.products, sku, "sku", "product")
+    return find(state.products, sku)
 
 
 def _order(state: ShopState, order_id: str) -> Order:
-    return lookup(state.orders, order_id, "order_id", "order")
+    return find(state.orders, order_id)
 
 
 def _subtotal(state: ShopState, cart: Cart) -> float:
@@ -126,12 +126,15 @@ def _cart_view(state: ShopState, customer_id: str, notice: str = "") -> CartView
 def _check_coupon(state: ShopState, coupon: Coupon, customer_id: str, subtotal: float) -> None:
     today = state.now[:10]
     require(coupon.expires_on >= today,
-            f"coupon '{coupon.code}' expired on {coupon.expires_on} (today is {today})")
+            f"coupon '{coupon.code}' expired on {coupon.expires_on} (today is {today})",
+            rejected=(coupon.code, coupon.expires_on, today))
     require(not (coupon.single_use and customer_id in coupon.used_by),
-            f"coupon '{coupon.code}' is single-use and customer '{customer_id}' has already used it")
+            f"coupon '{coupon.code}' is single-use and customer '{customer_id}' has already used it",
+            reason='conflict', rejected=(coupon.code, customer_id))
     require(subtotal >= coupon.min_order,
             f"coupon '{coupon.code}' needs a cart subtotal of at least {coupon.min_order:.2f}; "
-            f"the cart subtotal is {subtotal:.2f}")
+            f"the cart subtotal is {subtotal:.2f}",
+            reason='limit', rejected=(coupon.code, coupon.min_order, subtotal))
 
 
 def _restock(state: ShopState, order: Order) -> None:
@@ -154,7 +157,8 @@ def search_products(
 ) -> ProductList:
     """Search the shop's catalog by words, category, price range and availability, a page at a time."""
     require(min_price is None or max_price is None or min_price <= max_price,
-            f"min_price ({min_price}) must not be greater than max_price ({max_price})")
+            f"min_price ({min_price}) must not be greater than max_price ({max_price})",
+            params=('max_price', 'min_price'))
     words = query.lower().split()
     found = [
         p for p in state.products.values()
@@ -233,13 +237,15 @@ def add_to_shopping_cart(
     """Add units of a product to a customer's shopping cart; fails if not enough is in stock."""
     _customer(state, customer_id)
     product = _product(state, sku)
-    require(product.stock > 0, f"'{product.name}' ({sku}) is out of stock")
+    require(product.stock > 0, f"'{product.name}' ({sku}) is out of stock",
+            rejected=(product.name,))
     cart = state.carts.get(customer_id)
     line = next((ln for ln in cart.items if ln.sku == sku), None) if cart else None
     in_cart = line.quantity if line else 0
     require(in_cart + quantity <= product.stock,
             f"only {product.stock} of '{product.name}' ({sku}) left in stock"
-            + (f" and {in_cart} already in the cart" if in_cart else "") + f"; requested {quantity}")
+            + (f" and {in_cart} already in the cart" if in_cart else "") + f"; requested {quantity}",
+            reason='limit', rejected=(product.stock, product.name, in_cart, quantity))
     if cart is None:
         cart = state.carts[customer_id] = Cart(customer_id=customer_id)
     if line is None:
@@ -262,10 +268,12 @@ def remove_from_shopping_cart(
     lines = cart.items if cart else []
     line = next((ln for ln in lines if ln.sku == sku), None)
     require(line is not None, f"product '{sku}' is not in the cart of customer '{customer_id}' "
-            f"(parameter 'sku'); the cart holds: {known(ln.sku for ln in lines)}")
+            f"(parameter 'sku'); the cart holds: {known(ln.sku for ln in lines)}",
+            params=('sku',), rejected=(sku, customer_id), choices=shown(ln.sku for ln in lines))
     assert cart is not None and line is not None
     require(quantity is None or quantity <= line.quantity,
-            f"the cart holds only {line.quantity} of '{sku}'; cannot remove {quantity}")
+            f"the cart holds only {line.quantity} of '{sku}'; cannot remove {quantity}",
+            reason='limit', rejected=(line.quantity, sku, quantity))
     if quantity is None or quantity == line.quantity:
         cart.items.remove(line)
     else:
@@ -292,13 +300,16 @@ def apply_coupon_to_cart(
     code = code.strip().upper()
     coupon = state.coupons.get(code)
     require(coupon is not None, f"coupon code '{code}' not found (parameter 'code'); "
-            "ask the customer to check the code")
+            "ask the customer to check the code",
+            reason='not_found', params=('code',), rejected=(code,))
     assert coupon is not None
     cart = state.carts.get(customer_id)
     require(cart is not None and bool(cart.items),
-            f"the cart of customer '{customer_id}' is empty; add products before applying a coupon")
+            f"the cart of customer '{customer_id}' is empty; add products before applying a coupon",
+            rejected=(customer_id,))
     assert cart is not None
-    require(cart.coupon_code != code, f"coupon '{code}' is already applied to this cart")
+    require(cart.coupon_code != code, f"coupon '{code}' is already applied to this cart",
+            reason='conflict', rejected=(code,))
     _check_coupon(state, coupon, customer_id, _subtotal(state, cart))
     notice = f"replaced coupon '{cart.coupon_code}'" if cart.coupon_code else ""
     cart.coupon_code = code
@@ -316,13 +327,15 @@ def checkout_shopping_cart(
     customer = _customer(state, customer_id)
     cart = state.carts.get(customer_id)
     require(cart is not None and bool(cart.items),
-            f"the cart of customer '{customer_id}' is empty; add products with add_to_shopping_cart first")
+            f"the cart of customer '{customer_id}' is empty; add products with add_to_shopping_cart first",
+            rejected=(customer_id,))
     assert cart is not None
     short = [f"'{state.products[ln.sku].name}' ({ln.sku}) has {state.products[ln.sku].stock} left, "
              f"the cart wants {ln.quantity}" for ln in cart.items if ln.quantity > state.products[ln.sku].stock]
     require(not short, "not enough stock: " + "; ".join(short) + ". Use remove_from_shopping_cart first")
     address = (customer.address if shipping_address is None else shipping_address).strip()
-    require(len(address) >= 5, f"shipping_address must be a full address, got '{address}'")
+    require(len(address) >= 5, f"shipping_address must be a full address, got '{address}'",
+            params=('shipping_address',), rejected=(address,))
     subtotal = _subtotal(state, cart)
     coupon = state.coupons[cart.coupon_code] if cart.coupon_code else None
     if coupon is not None:
@@ -377,7 +390,8 @@ def track_shipment(state: ShopState, order_id: OrderId) -> ShipmentTracking:
     """Track an order's shipment: carrier, tracking number, estimated delivery and history."""
     order = _order(state, order_id)
     require(order.status != "cancelled",
-            f"order '{order_id}' was cancelled on {order.cancelled_at}; it has no shipment to track")
+            f"order '{order_id}' was cancelled on {order.cancelled_at}; it has no shipment to track",
+            rejected=(order_id, order.cancelled_at))
     events = [TrackingEvent(timestamp=order.placed_at, event=f"order placed ({order.status if order.status == 'pending' else 'paid'})")]
     if order.shipped_at:
         events.append(TrackingEvent(timestamp=order.shipped_at, event=f"shipped with {order.carrier}, tracking {order.tracking_number}"))
@@ -400,10 +414,12 @@ def cancel_shop_order(
 ) -> Order:
     """Cancel an order that has not shipped yet; a paid order is refunded in full and its items restocked."""
     order = _order(state, order_id)
-    require(order.status not in ("cancelled", "returned"), f"order '{order_id}' is already {order.status}")
+    require(order.status not in ("cancelled", "returned"), f"order '{order_id}' is already {order.status}",
+            reason='conflict', rejected=(order_id, order.status))
     require(order.status not in ("shipped", "delivered"),
             f"order '{order_id}' is {order.status} and can no longer be cancelled; delivered orders "
-            f"can be returned within {RETURN_WINDOW_DAYS} days with return_shop_order")
+            f"can be returned within {RETURN_WINDOW_DAYS} days with return_shop_order",
+            rejected=(order_id, order.status, RETURN_WINDOW_DAYS))
     state.advance()
     order.refund_amount = order.total if order.status == "paid" else 0.0
     order.status, order.cancelled_at, order.cancel_reason = "cancelled", state.now, reason
@@ -420,12 +436,14 @@ def return_shop_order(
     """Return a delivered order within 30 days of delivery; items are restocked and the refund recorded."""
     order = _order(state, order_id)
     require(order.status == "delivered",
-            f"only delivered orders can be returned; order '{order_id}' is {order.status}")
+            f"only delivered orders can be returned; order '{order_id}' is {order.status}",
+            reason='state', rejected=(order_id, order.status), wanted=('delivered', 'returned'))
     assert order.delivered_at is not None
     days = (state.now_dt() - datetime.fromisoformat(order.delivered_at)).days
     require(days <= RETURN_WINDOW_DAYS,
             f"order '{order_id}' was delivered on {order.delivered_at[:10]}, {days} days ago; "
-            f"returns are accepted within {RETURN_WINDOW_DAYS} days of delivery")
+            f"returns are accepted within {RETURN_WINDOW_DAYS} days of delivery",
+            rejected=(order_id, days, RETURN_WINDOW_DAYS))
     state.advance()
     full = reason in ("damaged", "wrong_item")
     order.refund_amount = order.total if full else round(order.total - order.shipping_fee, 2)
@@ -444,10 +462,13 @@ def update_shipping_address(
     order = _order(state, order_id)
     require(order.status in ("pending", "paid"),
             f"order '{order_id}' is {order.status}; the shipping address can only be changed "
-            "while an order is pending or paid")
+            "while an order is pending or paid",
+            reason='state', rejected=(order_id, order.status), wanted=('pending', 'paid'))
     address = shipping_address.strip()
-    require(len(address) >= 5, f"shipping_address must be a full address, got '{address}'")
-    require(address != order.shipping_address, f"order '{order_id}' already ships to '{address}'")
+    require(len(address) >= 5, f"shipping_address must be a full address, got '{address}'",
+            params=('shipping_address',), rejected=(address,))
+    require(address != order.shipping_address, f"order '{order_id}' already ships to '{address}'",
+            reason='conflict', rejected=(order_id, address))
     order.shipping_address = address
     return order
 
@@ -464,14 +485,16 @@ def write_product_review(
     """Publish a customer's review of a product they bought and received; the product's rating updates."""
     _customer(state, customer_id)
     product = _product(state, sku)
-    require(bool(title.strip()), "title must not be blank")
+    require(bool(title.strip()), "title must not be blank", params=('title',))
     bought = sorted({ln.sku for o in state.orders.values()
                      if o.customer_id == customer_id and o.status in ("delivered", "returned") for ln in o.items})
     require(sku in bought, f"customer '{customer_id}' has no delivered order containing '{sku}'; only "
-            f"purchased products can be reviewed. Delivered products: {known(bought)}")
+            f"purchased products can be reviewed. Delivered products: {known(bought)}",
+            reason='state', rejected=(customer_id, sku), choices=shown(bought))
     dup = next((r for r in state.reviews.values() if r.customer_id == customer_id and r.sku == sku), None)
     require(dup is None, f"customer '{customer_id}' already reviewed '{sku}' "
-            f"({dup.review_id if dup else ''}); one review per product")
+            f"({dup.review_id if dup else ''}); one review per product",
+            reason='conflict', rejected=(customer_id, sku))
     state.advance()
     review = Review(review_id=state.new_id("REV"), sku=sku, customer_id=customer_id, rating=rating,
                     title=title.strip(), body=body.strip(), created_at=state.now)

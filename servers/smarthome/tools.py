@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require, shown
 from prove.env.tool import ToolError, tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -160,11 +160,11 @@ class FirmwareUpdate(BaseModel):
 
 
 def _home(state: SmartHomeState, home_id: str) -> Home:
-    return lookup(state.homes, home_id, "home_id", "home")
+    return find(state.homes, home_id)
 
 
 def _device(state: SmartHomeState, device_id: str, param: str = "device_id") -> Device:
-    return lookup(state.devices, device_id, param, "device")
+    return find(state.devices, device_id)
 
 
 def _ref(dev: Device) -> DeviceRef:
@@ -176,18 +176,21 @@ def _of_type(state: SmartHomeState, dev: Device, types: tuple[DeviceType, ...], 
             if d.home_id == dev.home_id and d.device_type in types]
     require(dev.device_type in types,
             f"device '{dev.device_id}' ({dev.name}) is a {dev.device_type}, not a "
-            f"{' or '.join(types)}; {what} in home '{dev.home_id}': {known(same)}")
+            f"{' or '.join(types)}; {what} in home '{dev.home_id}': {known(same)}",
+            rejected=(dev.device_id, dev.device_type, what, dev.home_id), choices=shown(same))
 
 
 def _online(dev: Device) -> None:
     require(dev.online, f"device '{dev.device_id}' ({dev.name}) is offline since "
-            f"{dev.offline_since}; it cannot take commands until it reconnects")
+            f"{dev.offline_since}; it cannot take commands until it reconnects",
+            rejected=(dev.device_id, dev.offline_since))
 
 
 def _battery_ok(dev: Device) -> None:
     require(dev.battery is None or dev.battery >= LOCK_MIN_BATTERY,
             f"lock '{dev.device_id}' ({dev.name}) battery is at {dev.battery}%; below "
-            f"{LOCK_MIN_BATTERY}% the bolt motor is disabled, so the batteries must be replaced first")
+            f"{LOCK_MIN_BATTERY}% the bolt motor is disabled, so the batteries must be replaced first",
+            rejected=(dev.device_id, dev.battery, LOCK_MIN_BATTERY))
 
 
 def _set_fields(action: SceneAction) -> list[str]:
@@ -200,19 +203,27 @@ def _check_action(state: SmartHomeState, home: Home, action: SceneAction, i: int
     dev = state.devices.get(action.device_id)
     if dev is None or dev.home_id != home.home_id:
         raise ToolError(f"{where}.device_id: device '{action.device_id}' not found in home "
-                        f"'{home.home_id}'; devices there: {known(in_home, 12)}")
+                        f"'{home.home_id}'; devices there: {known(in_home, 12)}",
+                        reason='not_found', rejected=(where, action.device_id, home.home_id),
+                        choices=shown(in_home, 12))
     fields = _set_fields(action)
     allowed = _SETTABLE[dev.device_type]
     require(bool(allowed), f"{where}: '{dev.device_id}' is a {dev.device_type}; sensors are read-only "
-            "and cannot be part of a scene")
-    require(bool(fields), f"{where} sets nothing; for a {dev.device_type} set {', '.join(allowed)}")
+            "and cannot be part of a scene",
+            reason='state', rejected=(where, dev.device_id, dev.device_type))
+    require(bool(fields), f"{where} sets nothing; for a {dev.device_type} set {', '.join(allowed)}",
+            rejected=(where, dev.device_type), choices=tuple(allowed))
     bad = [f for f in fields if f not in allowed]
     require(not bad, f"{where}: '{dev.device_id}' is a {dev.device_type} and has no "
-            f"{', '.join(bad)}; a {dev.device_type} accepts {', '.join(allowed)}")
+            f"{', '.join(bad)}; a {dev.device_type} accepts {', '.join(allowed)}",
+            rejected=(where, dev.device_id, dev.device_type),
+            choices=(*tuple(bad), *tuple(allowed),))
     require(action.color_temp is None or dev.color_temp is not None,
-            f"{where}: light '{dev.device_id}' ({dev.model}) has no tunable colour temperature")
+            f"{where}: light '{dev.device_id}' ({dev.model}) has no tunable colour temperature",
+            rejected=(where, dev.device_id))
     require(action.locked is not False,
-            f"{where}: scenes cannot unlock doors; use unlock_door with the lock's access code")
+            f"{where}: scenes cannot unlock doors; use unlock_door with the lock's access code",
+            params=('code',), rejected=(where,))
 
 
 @tool()
@@ -267,10 +278,12 @@ def list_devices(
     if home_id is not None:
         _home(state, home_id)
     if room_id is not None:
-        room = lookup(state.rooms, room_id, "room_id", "room")
+        room = find(state.rooms, room_id)
         require(home_id is None or room.home_id == home_id,
                 f"room '{room_id}' belongs to home '{room.home_id}', not '{home_id}'; rooms of "
-                f"'{home_id}': {known(r.room_id for r in state.rooms.values() if r.home_id == home_id)}")
+                f"'{home_id}': {known(r.room_id for r in state.rooms.values() if r.home_id == home_id)}",
+                rejected=(room_id, room.home_id, home_id),
+                choices=shown(r.room_id for r in state.rooms.values() if r.home_id == home_id))
     found = [
         d for d in state.devices.values()
         if (home_id is None or d.home_id == home_id)
@@ -330,17 +343,21 @@ def get_energy_usage(
     today = state.now_dt().date()
     end = parse_day(end_date, "end_date") if end_date else today - timedelta(days=1)
     start = parse_day(start_date, "start_date") if start_date else end - timedelta(days=6)
-    require(start <= end, f"start_date {start} is after end_date {end}")
+    require(start <= end, f"start_date {start} is after end_date {end}",
+            params=('end_date', 'start_date'), rejected=(start, end))
     if room_id is not None:
-        room = lookup(state.rooms, room_id, "room_id", "room")
+        room = find(state.rooms, room_id)
         require(room.home_id == home_id, f"room '{room_id}' is not in home '{home_id}'; rooms there: "
-                + known(r.room_id for r in state.rooms.values() if r.home_id == home_id))
+                + known(r.room_id for r in state.rooms.values() if r.home_id == home_id),
+                rejected=(room_id, home_id),
+                choices=shown(r.room_id for r in state.rooms.values() if r.home_id == home_id))
     metered = [d for d in state.devices.values() if d.home_id == home_id and d.device_id in state.energy]
     if device_id is not None:
         dev = _device(state, device_id)
         require(dev.device_id in state.energy and dev.home_id == home_id,
                 f"device '{device_id}' is not a metered device of home '{home_id}'; metered devices "
-                f"there: {known((d.device_id for d in metered), 12)}")
+                f"there: {known((d.device_id for d in metered), 12)}",
+                rejected=(device_id, home_id), choices=shown((d.device_id for d in metered), 12))
     lo, hi = start.isoformat(), end.isoformat()
     per_device: list[DeviceEnergy] = []
     per_day: dict[str, float] = {}
@@ -409,9 +426,11 @@ def set_light(
     _of_type(state, dev, ("light",), "lights")
     _online(dev)
     require(on or (brightness is None and color_temp is None),
-            "brightness and color_temp can only be set when switching the light on (on=true)")
+            "brightness and color_temp can only be set when switching the light on (on=true)",
+            reason='state', params=('brightness', 'color_temp'), wanted=('light',))
     require(color_temp is None or dev.color_temp is not None,
-            f"light '{device_id}' ({dev.model}) has no tunable colour temperature; leave color_temp unset")
+            f"light '{device_id}' ({dev.model}) has no tunable colour temperature; leave color_temp unset",
+            params=('color_temp',), rejected=(device_id,))
     state.advance()
     dev.on = on
     if brightness is not None:
@@ -433,7 +452,8 @@ def set_thermostat(
     ] = None,
 ) -> Device:
     """Change a thermostat's target temperature and/or its HVAC mode."""
-    require(target_temp is not None or mode is not None, "give target_temp, mode or both")
+    require(target_temp is not None or mode is not None, "give target_temp, mode or both",
+            reason='missing', params=('mode', 'target_temp'))
     dev = _device(state, device_id)
     _of_type(state, dev, ("thermostat",), "thermostats")
     _online(dev)
@@ -451,7 +471,8 @@ def lock_door(state: SmartHomeState, device_id: DeviceId) -> Device:
     dev = _device(state, device_id)
     _of_type(state, dev, ("lock",), "locks")
     _online(dev)
-    require(not dev.locked, f"lock '{device_id}' ({dev.name}) is already locked")
+    require(not dev.locked, f"lock '{device_id}' ({dev.name}) is already locked",
+            reason='conflict', rejected=(device_id,))
     _battery_ok(dev)
     state.advance()
     dev.locked = True
@@ -470,11 +491,12 @@ def unlock_door(
     dev = _device(state, device_id)
     _of_type(state, dev, ("lock",), "locks")
     _online(dev)
-    require(dev.locked is not False, f"lock '{device_id}' ({dev.name}) is already unlocked")
+    require(dev.locked is not False, f"lock '{device_id}' ({dev.name}) is already unlocked",
+            reason='conflict', rejected=(device_id,))
     _battery_ok(dev)
     require(code in state.lock_codes.get(device_id, []),
             f"wrong access code for lock '{device_id}' (parameter 'code'); "
-            "ask the user for the right code")
+            "ask the user for the right code", params=('code',), rejected=(device_id,))
     state.advance()
     dev.locked = False
     return dev
@@ -498,10 +520,13 @@ def create_scene(
     dup = next((s for s in state.scenes.values()
                 if s.home_id == home_id and s.name.lower() == clean.lower()), None)
     require(dup is None, f"home '{home_id}' already has a scene named '{clean}' "
-            f"('{dup.scene_id if dup else ''}'); choose another name")
+            f"('{dup.scene_id if dup else ''}'); choose another name",
+            reason='conflict', params=('name',),
+            rejected=(home_id, clean, dup.scene_id if dup else ''))
     ids = [a.device_id for a in actions]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
-    require(not repeated, f"each device may appear once per scene; repeated: {', '.join(repeated)}")
+    require(not repeated, f"each device may appear once per scene; repeated: {', '.join(repeated)}",
+            choices=tuple(repeated))
     for i, action in enumerate(actions):
         _check_action(state, home, action, i)
     scene = Scene(scene_id=state.new_id("SCN"), home_id=home_id, name=clean,
@@ -516,10 +541,11 @@ def activate_scene(
     scene_id: SceneId,
 ) -> SceneActivation:
     """Apply every device setting of a scene at once; fails without changes if a device cannot comply."""
-    scene = lookup(state.scenes, scene_id, "scene_id", "scene")
+    scene = find(state.scenes, scene_id)
     devs = [state.devices[a.device_id] for a in scene.actions]
     offline = [f"{d.device_id} ({d.name}, offline since {d.offline_since})" for d in devs if not d.online]
-    require(not offline, f"scene '{scene_id}' cannot run: offline devices: {'; '.join(offline)}")
+    require(not offline, f"scene '{scene_id}' cannot run: offline devices: {'; '.join(offline)}",
+            rejected=(scene_id,))
     for dev, action in zip(devs, scene.actions, strict=True):
         if action.locked:
             _battery_ok(dev)
@@ -571,28 +597,41 @@ def create_automation(
     dup = next((a for a in state.automations.values()
                 if a.home_id == home_id and a.name.lower() == clean.lower()), None)
     require(dup is None, f"home '{home_id}' already has an automation named '{clean}' "
-            f"('{dup.automation_id if dup else ''}'); choose another name")
-    scene = lookup(state.scenes, scene_id, "scene_id", "scene")
+            f"('{dup.automation_id if dup else ''}'); choose another name",
+            reason='conflict', params=('name',),
+            rejected=(home_id, clean, dup.automation_id if dup else ''))
+    scene = find(state.scenes, scene_id)
     require(scene.home_id == home_id, f"scene '{scene_id}' belongs to home '{scene.home_id}'; scenes of "
-            f"'{home_id}': {known(s.scene_id for s in state.scenes.values() if s.home_id == home_id)}")
+            f"'{home_id}': {known(s.scene_id for s in state.scenes.values() if s.home_id == home_id)}",
+            rejected=(scene_id, scene.home_id, home_id),
+            choices=shown(s.scene_id for s in state.scenes.values() if s.home_id == home_id))
     if trigger == "time":
-        require(at_time is not None, "trigger 'time' needs at_time (HH:MM)")
+        require(at_time is not None, "trigger 'time' needs at_time (HH:MM)",
+                reason='missing', params=('at_time', 'trigger'))
         require(trigger_device_id is None and threshold_c is None,
-                "trigger 'time' takes only at_time; leave trigger_device_id and threshold_c unset")
+                "trigger 'time' takes only at_time; leave trigger_device_id and threshold_c unset",
+                reason='state', params=('at_time', 'threshold_c', 'trigger', 'trigger_device_id'))
     else:
         types, kind, what = _TRIGGER_DEVICES[trigger]
         if trigger_device_id is None:
-            raise ToolError(f"trigger '{trigger}' needs trigger_device_id ({what})")
+            raise ToolError(f"trigger '{trigger}' needs trigger_device_id ({what})",
+                            reason='missing', params=('trigger', 'trigger_device_id'),
+                            rejected=(trigger,))
         dev = _device(state, trigger_device_id, "trigger_device_id")
         fits = [d.device_id for d in state.devices.values() if d.home_id == home_id
                 and d.device_type in types and (d.device_type != "sensor" or d.sensor_kind == kind)]
         is_a = f"{dev.sensor_kind} sensor" if dev.sensor_kind else dev.device_type
         require(trigger_device_id in fits,
                 f"trigger_device_id '{trigger_device_id}' is a {is_a} of home '{dev.home_id}'; "
-                f"a '{trigger}' trigger in home '{home_id}' needs one of its {what}: {known(fits)}")
-        require(at_time is None, f"at_time only applies to trigger 'time', not '{trigger}'")
+                f"a '{trigger}' trigger in home '{home_id}' needs one of its {what}: {known(fits)}",
+                reason='missing', params=('trigger', 'trigger_device_id'),
+                rejected=(trigger_device_id, is_a, dev.home_id, trigger, home_id, what),
+                choices=shown(fits))
+        require(at_time is None, f"at_time only applies to trigger 'time', not '{trigger}'",
+                reason='state', params=('at_time', 'trigger'), rejected=(trigger,))
         require((threshold_c is not None) == (trigger == "temperature"),
-                "threshold_c is required for trigger 'temperature' and only applies to it")
+                "threshold_c is required for trigger 'temperature' and only applies to it",
+                reason='state', params=('threshold_c', 'trigger'))
     auto = Automation(
         automation_id=state.new_id("AUT"), home_id=home_id, name=clean, trigger=trigger,
         trigger_device_id=trigger_device_id, at_time=at_time, threshold_c=threshold_c,
@@ -612,12 +651,14 @@ def set_home_mode(
     """Switch a home's mode. Away/vacation need every door locked and start the online cameras
     recording; back to home stops them."""
     home = _home(state, home_id)
-    require(home.mode != mode, f"home '{home_id}' is already in mode '{mode}'")
+    require(home.mode != mode, f"home '{home_id}' is already in mode '{mode}'",
+            reason='conflict', params=('mode',), rejected=(home_id, mode))
     devs = [d for d in state.devices.values() if d.home_id == home_id]
     if mode in ("away", "vacation"):
         unlocked = [f"{d.device_id} ({d.name})" for d in devs if d.locked is False]
         require(not unlocked, f"cannot switch home '{home_id}' to '{mode}' with unlocked doors: "
-                f"{', '.join(unlocked)}; lock them first with lock_door")
+                f"{', '.join(unlocked)}; lock them first with lock_door",
+                rejected=(home_id, mode), choices=tuple(unlocked))
     state.advance()
     previous = home.mode
     home.mode, home.mode_changed_at = mode, state.now
@@ -638,10 +679,12 @@ def update_device_firmware(state: SmartHomeState, device_id: DeviceId) -> Firmwa
     _online(dev)
     latest = state.latest_firmware[dev.model]
     require(dev.firmware != latest,
-            f"device '{device_id}' ({dev.name}) already runs the latest firmware {latest} for {dev.model}")
+            f"device '{device_id}' ({dev.name}) already runs the latest firmware {latest} for {dev.model}",
+            reason='conflict', rejected=(device_id, latest, dev.model))
     require(dev.battery is None or dev.battery >= FIRMWARE_MIN_BATTERY,
             f"device '{device_id}' ({dev.name}) battery is at {dev.battery}%; firmware updates need "
-            f"at least {FIRMWARE_MIN_BATTERY}%")
+            f"at least {FIRMWARE_MIN_BATTERY}%",
+            reason='limit', rejected=(device_id, dev.battery, FIRMWARE_MIN_BATTERY))
     state.advance()
     previous, dev.firmware, dev.firmware_updated_at = dev.firmware, latest, state.now
     return FirmwareUpdate(device_id=device_id, name=dev.name, model=dev.model,

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.socialfeed.state import (
@@ -152,7 +152,7 @@ class DeletedPost(BaseModel):
 
 
 def _profile(state: SocialState, profile_id: str, param: str) -> Profile:
-    return lookup(state.profiles, profile_id, param, "profile", hint=_HINT)
+    return find(state.profiles, profile_id, hint=_HINT)
 
 
 def _viewer(state: SocialState, viewer_profile_id: str | None) -> Profile | None:
@@ -160,8 +160,7 @@ def _viewer(state: SocialState, viewer_profile_id: str | None) -> Profile | None
 
 
 def _post(state: SocialState, post_id: str, param: str = "post_id") -> Post:
-    return lookup(state.posts, post_id, param, "post",
-                  hint="find post ids with get_home_feed, list_profile_posts or search_hashtag_posts")
+    return find(state.posts, post_id, hint="find post ids with get_home_feed, list_profile_posts or search_hashtag_posts")
 
 
 def _at(p: Profile) -> str:
@@ -204,13 +203,15 @@ def _hidden(state: SocialState, viewer: Profile | None, post: Post) -> str | Non
 def _visible(state: SocialState, viewer: Profile | None, post_id: str, param: str = "post_id") -> Post:
     post = _post(state, post_id, param)
     reason = _hidden(state, viewer, post)
-    require(reason is None, f"cannot see post '{post_id}' (parameter '{param}'): {reason}")
+    require(reason is None, f"cannot see post '{post_id}' (parameter '{param}'): {reason}",
+            params=(param,), rejected=(post_id, reason))
     return post
 
 
 def _original(post: Post, verb: str) -> None:
     require(post.repost_of is None,
-            f"post '{post.post_id}' is a repost of '{post.repost_of}'; {verb} the original: post_id='{post.repost_of}'")
+            f"post '{post.post_id}' is a repost of '{post.repost_of}'; {verb} the original: post_id='{post.repost_of}'",
+            params=('post_id',), rejected=(post.post_id, post.repost_of, verb))
 
 
 class _Stats:
@@ -353,7 +354,8 @@ def list_profile_posts(
     author = _profile(state, profile_id, "profile_id")
     viewer = _viewer(state, viewer_profile_id)
     reason = _walled(viewer, author)
-    require(reason is None, f"cannot list posts of {_at(author)} (parameter 'profile_id'): {reason}")
+    require(reason is None, f"cannot list posts of {_at(author)} (parameter 'profile_id'): {reason}",
+            params=('profile_id',), rejected=(reason,))
     found = [p for p in state.posts.values() if p.author_id == profile_id
              and (include_reposts or p.repost_of is None)
              and (media_type is None or p.media_type == media_type) and _hidden(state, viewer, p) is None]
@@ -412,7 +414,8 @@ def search_hashtag_posts(
     """Find original posts tagged with a hashtag that the viewer can see, newest first."""
     tag = hashtag.strip().lstrip("#").lower()
     require(bool(tag) and re.fullmatch(r"\w+", tag) is not None,
-            f"hashtag must be one word of letters, digits or '_' (e.g. 'coffee'), got '{hashtag}'")
+            f"hashtag must be one word of letters, digits or '_' (e.g. 'coffee'), got '{hashtag}'",
+            params=('hashtag',), rejected=(hashtag,), choices=('coffee',))
     viewer = _viewer(state, viewer_profile_id)
     first = parse_day(since, "since").isoformat() if since is not None else ""
     found = [p for p in state.posts.values() if p.repost_of is None and tag in p.hashtags
@@ -451,14 +454,18 @@ def create_social_post(
     """Publish a new post from your profile; hashtags are taken from '#words' in the text."""
     me = _profile(state, profile_id, "profile_id")
     body = text.strip()
-    require(bool(body), "text must not be blank")
+    require(bool(body), "text must not be blank", params=('text',))
     require(len(body) <= MAX_POST_CHARS,
-            f"text is {len(body)} characters long; posts are limited to {MAX_POST_CHARS}")
+            f"text is {len(body)} characters long; posts are limited to {MAX_POST_CHARS}",
+            reason='limit', params=('text',), rejected=(MAX_POST_CHARS,))
     tags = list(dict.fromkeys(t.lower() for t in _TAG.findall(body)))
     require(len(tags) <= MAX_HASHTAGS,
-            f"text has {len(tags)} hashtags ({', '.join('#' + t for t in tags)}); at most {MAX_HASHTAGS} are allowed")
+            f"text has {len(tags)} hashtags ({', '.join('#' + t for t in tags)}); at most {MAX_HASHTAGS} are allowed",
+            reason='limit', params=('text',), rejected=(MAX_HASHTAGS,),
+            choices=tuple('#' + t for t in tags))
     require(visibility != "close_friends" or bool(me.close_friends),
-            f"{_at(me)} has no close friends yet; choose visibility 'public' or 'followers'")
+            f"{_at(me)} has no close friends yet; choose visibility 'public' or 'followers'",
+            params=('visibility',))
     state.advance()
     post = Post(post_id=state.new_id("PST"), author_id=profile_id, text=body, media_type=media_type,
                 hashtags=tags, visibility=visibility, created_at=state.now)
@@ -473,7 +480,8 @@ def delete_social_post(state: SocialState, profile_id: ActorId, post_id: PostId)
     post = _post(state, post_id)
     author = state.profiles[post.author_id]
     require(post.author_id == profile_id,
-            f"only the author can delete a post: '{post_id}' was posted by {_at(author)}, not {_at(me)}")
+            f"only the author can delete a post: '{post_id}' was posted by {_at(author)}, not {_at(me)}",
+            reason='state', rejected=(post_id,))
     reposts = [p.post_id for p in state.posts.values() if p.repost_of == post_id]
     doomed = [c for c, v in state.comments.items() if v.post_id == post_id]
     for pid in [post_id, *reposts]:
@@ -489,7 +497,8 @@ def like_social_post(state: SocialState, profile_id: ActorId, post_id: PostId) -
     me = _profile(state, profile_id, "profile_id")
     post = _visible(state, me, post_id)
     _original(post, "like")
-    require(profile_id not in post.liked_by, f"{_at(me)} already likes post '{post_id}'")
+    require(profile_id not in post.liked_by, f"{_at(me)} already likes post '{post_id}'",
+            reason='conflict', rejected=(post_id,))
     post.liked_by = sorted([*post.liked_by, profile_id])
     _notify(state, post.author_id, "like", profile_id, post_id)
     return _view(state, post, me)
@@ -508,19 +517,23 @@ def comment_on_social_post(
     post = _visible(state, me, post_id)
     _original(post, "comment on")
     body = text.strip()
-    require(bool(body), "text must not be blank")
+    require(bool(body), "text must not be blank", params=('text',))
     require(len(body) <= MAX_COMMENT_CHARS,
-            f"text is {len(body)} characters long; comments are limited to {MAX_COMMENT_CHARS}")
+            f"text is {len(body)} characters long; comments are limited to {MAX_COMMENT_CHARS}",
+            reason='limit', params=('text',), rejected=(MAX_COMMENT_CHARS,))
     depth, parent = 0, None
     if reply_to_comment_id is not None:
-        parent = lookup(state.comments, reply_to_comment_id, "reply_to_comment_id", "comment",
-                        hint=f"see the comments of '{post_id}' with list_post_comments")
+        parent = find(state.comments, reply_to_comment_id, hint=f"see the comments of '{post_id}' with list_post_comments")
         require(parent.post_id == post_id,
                 f"comment '{reply_to_comment_id}' belongs to post '{parent.post_id}', not '{post_id}' "
-                "(parameter 'reply_to_comment_id')")
+                "(parameter 'reply_to_comment_id')",
+                params=('reply_to_comment_id',),
+                rejected=(reply_to_comment_id, parent.post_id, post_id))
         require(parent.depth < MAX_COMMENT_DEPTH,
                 f"comment '{reply_to_comment_id}' is already a reply at depth {parent.depth}; threads nest at most "
-                f"{MAX_COMMENT_DEPTH + 1} levels, so reply to its parent '{parent.parent_comment_id}' instead")
+                f"{MAX_COMMENT_DEPTH + 1} levels, so reply to its parent '{parent.parent_comment_id}' instead",
+                reason='conflict',
+                rejected=(reply_to_comment_id, parent.depth, parent.parent_comment_id))
         require(profile_id not in state.profiles[parent.author_id].blocked,
                 f"{_at(state.profiles[parent.author_id])} has blocked {_at(me)}; cannot reply to their comment")
         depth = parent.depth + 1
@@ -541,13 +554,17 @@ def repost_social_post(state: SocialState, profile_id: ActorId, post_id: PostId)
     post = _visible(state, me, post_id)
     _original(post, "repost")
     author = state.profiles[post.author_id]
-    require(post.author_id != profile_id, f"cannot repost your own post '{post_id}'")
+    require(post.author_id != profile_id, f"cannot repost your own post '{post_id}'",
+            rejected=(post_id,))
     require(not author.private, f"post '{post_id}' belongs to the private profile {_at(author)}; "
-            "only public posts can be reposted")
+            "only public posts can be reposted",
+            reason='state', rejected=(post_id,), wanted=('public',))
     require(post.visibility == "public", f"post '{post_id}' is shared with {post.visibility.replace('_', ' ')} "
-            "only; only public posts can be reposted")
+            "only; only public posts can be reposted",
+            reason='state', rejected=(post_id,), wanted=('public',))
     mine = next((p for p in state.posts.values() if p.repost_of == post_id and p.author_id == profile_id), None)
-    require(mine is None, f"{_at(me)} already reposted '{post_id}' as '{mine.post_id if mine else ''}'")
+    require(mine is None, f"{_at(me)} already reposted '{post_id}' as '{mine.post_id if mine else ''}'",
+            reason='conflict', rejected=(post_id, mine.post_id if mine else ''))
     state.advance()
     repost = Post(post_id=state.new_id("PST"), author_id=profile_id, text=post.text, media_type=post.media_type,
                   hashtags=list(post.hashtags), visibility="public", created_at=state.now, repost_of=post_id)
@@ -570,12 +587,15 @@ def follow_profile(
     """Follow a profile; a private profile gets a follow request it must approve first."""
     me = _profile(state, profile_id, "profile_id")
     other = _profile(state, target_profile_id, "target_profile_id")
-    require(profile_id != target_profile_id, "profile_id and target_profile_id must differ")
+    require(profile_id != target_profile_id, "profile_id and target_profile_id must differ",
+            params=('profile_id', 'target_profile_id'))
     _not_blocked(me, other)
-    require(target_profile_id not in me.following, f"{_at(me)} already follows {_at(other)}")
+    require(target_profile_id not in me.following, f"{_at(me)} already follows {_at(other)}",
+            reason='conflict')
     asked = _pending(state, profile_id, target_profile_id)
     require(asked is None, f"{_at(me)} already asked to follow {_at(other)} (request "
-            f"'{asked.request_id if asked else ''}' is pending their approval)")
+            f"'{asked.request_id if asked else ''}' is pending their approval)",
+            reason='conflict', rejected=(asked.request_id if asked else '',))
     if other.private:
         req = FollowRequest(request_id=state.new_id("FRQ"), requester_id=profile_id, target_id=target_profile_id,
                             status="pending", created_at=state.now)
@@ -623,7 +643,8 @@ def approve_follow_request(
     waiting = [r.requester_id for r in state.follow_requests.values()
                if r.status == "pending" and r.target_id == profile_id]
     require(req is not None, f"{_at(other)} has no pending request to follow {_at(me)} "
-            f"(parameter 'requester_profile_id'); pending requesters: {known(waiting)}")
+            f"(parameter 'requester_profile_id'); pending requesters: {known(waiting)}",
+            params=('requester_profile_id',), choices=shown(waiting))
     assert req is not None
     _not_blocked(me, other)
     req.status = "approved"
@@ -644,10 +665,12 @@ def report_social_post(
     """Report someone else's post to the moderators; each profile can report a post once."""
     me = _profile(state, profile_id, "profile_id")
     post = _visible(state, me, post_id)
-    require(post.author_id != profile_id, f"cannot report your own post '{post_id}'; delete it instead")
+    require(post.author_id != profile_id, f"cannot report your own post '{post_id}'; delete it instead",
+            rejected=(post_id,))
     dup = next((r for r in state.reports.values() if r.post_id == post_id and r.reporter_id == profile_id), None)
     require(dup is None, f"{_at(me)} already reported post '{post_id}' (report '{dup.report_id if dup else ''}', "
-            f"{dup.status if dup else ''})")
+            f"{dup.status if dup else ''})",
+            reason='conflict', rejected=(post_id, dup.report_id if dup else ''))
     report = Report(report_id=state.new_id("RPT"), post_id=post_id, reporter_id=profile_id, reason=reason,
                     details=details.strip(), status="open", created_at=state.now)
     state.reports[report.report_id] = report

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, entity_id
 from prove.env.world import shift
@@ -89,20 +89,19 @@ class ReturnStatusView(ReturnAuthorization):
 
 
 def _customer(state: SupportState, customer_id: str) -> SupportCustomer:
-    return lookup(state.customers, customer_id, "customer_id", "customer",
-                  hint="use search_support_customers to find a customer id")
+    return find(state.customers, customer_id, hint="use search_support_customers to find a customer id")
 
 
 def _ticket(state: SupportState, ticket_id: str) -> Ticket:
-    return lookup(state.tickets, ticket_id, "ticket_id", "ticket", hint="use search_support_tickets to find a ticket id")
+    return find(state.tickets, ticket_id, hint="use search_support_tickets to find a ticket id")
 
 
 def _agent(state: SupportState, agent_id: str, param: str = "agent_id") -> Agent:
-    return lookup(state.agents, agent_id, param, "agent")
+    return find(state.agents, agent_id)
 
 
 def _rma(state: SupportState, rma_id: str) -> ReturnAuthorization:
-    return lookup(state.returns, rma_id, "rma_id", "return", hint="use list_support_customer_orders or get_support_ticket")
+    return find(state.returns, rma_id, hint="use list_support_customer_orders or get_support_ticket")
 
 
 def _load(state: SupportState, agent_id: str) -> int:
@@ -122,7 +121,9 @@ def _order_view(state: SupportState, o: RetailOrder) -> OrderForSupport:
 def _line(order: RetailOrder, sku: str) -> OrderItem:
     line = next((ln for ln in order.items if ln.sku == sku), None)
     require(line is not None, f"order '{order.order_id}' has no item '{sku}' (parameter 'sku'); its items: "
-            + ", ".join(f"{ln.sku} ({ln.name})" for ln in order.items))
+            + ", ".join(f"{ln.sku} ({ln.name})" for ln in order.items),
+            params=('sku',), rejected=(order.order_id, sku),
+            choices=tuple(ln.sku for ln in order.items))
     assert line is not None
     return line
 
@@ -134,14 +135,18 @@ def _refundable(state: SupportState, rma: ReturnAuthorization) -> float:
 
 def _check_assignable(state: SupportState, t: Ticket, agent: Agent, param: str, escalated: bool) -> None:
     require(agent.on_shift, f"agent '{agent.agent_id}' ({agent.name}, parameter '{param}') is off shift; "
-            "use list_support_agents with on_shift_only=true")
+            "use list_support_agents with on_shift_only=true",
+            params=('on_shift_only', param), rejected=(agent.agent_id,))
     require(t.category in agent.skills, f"agent '{agent.agent_id}' ({agent.name}) lacks the '{t.category}' skill "
-            f"(skills: {', '.join(agent.skills)}); pick an agent with that skill")
+            f"(skills: {', '.join(agent.skills)}); pick an agent with that skill",
+            params=('skill',), rejected=(agent.agent_id, t.category), choices=tuple(agent.skills))
     require(not escalated or agent.team == "tier2",
-            f"ticket '{t.ticket_id}' is escalated and needs a tier2 agent; '{agent.agent_id}' is on team {agent.team}")
+            f"ticket '{t.ticket_id}' is escalated and needs a tier2 agent; '{agent.agent_id}' is on team {agent.team}",
+            reason='missing', params=('team',), rejected=(t.ticket_id, agent.agent_id, agent.team))
     load = _load(state, agent.agent_id)
     require(load < agent.max_open_tickets, f"agent '{agent.agent_id}' ({agent.name}) is at capacity: "
-            f"{load} of {agent.max_open_tickets} active tickets")
+            f"{load} of {agent.max_open_tickets} active tickets",
+            rejected=(agent.agent_id, load, agent.max_open_tickets))
 
 
 def _touch(state: SupportState, t: Ticket) -> None:
@@ -242,13 +247,16 @@ def create_support_ticket(
     """Open a support ticket for a customer with their first message; the SLA clock starts now."""
     _customer(state, customer_id)
     if order_id is not None:
-        order = lookup(state.orders, order_id, "order_id", "order", hint="use list_support_customer_orders")
+        order = find(state.orders, order_id, hint="use list_support_customer_orders")
         require(order.customer_id == customer_id, f"order '{order_id}' belongs to another customer; orders of "
-                f"'{customer_id}': {known(o.order_id for o in state.orders.values() if o.customer_id == customer_id)}")
+                f"'{customer_id}': {known(o.order_id for o in state.orders.values() if o.customer_id == customer_id)}",
+                rejected=(order_id, customer_id),
+                choices=shown(o.order_id for o in state.orders.values() if o.customer_id == customer_id))
         dup = next((t for t in state.tickets.values() if t.order_id == order_id and t.category == category
                     and t.status in ACTIVE), None)
         require(dup is None, f"ticket '{dup.ticket_id if dup else ''}' is already active for order '{order_id}' "
-                f"({category}); reply there instead of opening a duplicate")
+                f"({category}); reply there instead of opening a duplicate",
+                reason='conflict', rejected=(dup.ticket_id if dup else '', order_id))
     t = Ticket(ticket_id=state.new_id("TKT"), customer_id=customer_id, order_id=order_id, subject=subject.strip(),
                category=category, priority=priority, status="open", created_at=state.now, updated_at=state.now,
                sla_due_at=sla_due(state.now, priority))
@@ -269,17 +277,23 @@ def reply_to_support_ticket(
     """Reply to the customer on a ticket as its assigned agent, with free text or a canned reply (placeholders filled in)."""
     t = _ticket(state, ticket_id)
     agent = _agent(state, agent_id)
-    require((body is None) != (canned_reply_id is None), "give exactly one of body or canned_reply_id")
+    require((body is None) != (canned_reply_id is None), "give exactly one of body or canned_reply_id",
+            reason='missing', params=('body', 'canned_reply_id'))
     require(t.status not in ("resolved", "closed"), f"ticket '{ticket_id}' is {t.status}; "
-            + ("reopen it first with reopen_support_ticket" if t.status == "resolved" else "open a new ticket"))
-    require(t.assignee_id is not None, f"ticket '{ticket_id}' is unassigned; assign it with assign_support_ticket first")
+            + ("reopen it first with reopen_support_ticket" if t.status == "resolved" else "open a new ticket"),
+            rejected=(ticket_id, t.status))
+    require(t.assignee_id is not None, f"ticket '{ticket_id}' is unassigned; assign it with assign_support_ticket first",
+            rejected=(ticket_id,))
     require(t.assignee_id == agent_id, f"ticket '{ticket_id}' is assigned to '{t.assignee_id}', not '{agent_id}' "
-            "(parameter 'agent_id'); only the assignee replies")
+            "(parameter 'agent_id'); only the assignee replies",
+            reason='state', params=('agent_id',), rejected=(ticket_id, t.assignee_id, agent_id))
     if canned_reply_id is not None:
-        macro = lookup(state.macros, canned_reply_id, "canned_reply_id", "canned reply")
+        macro = find(state.macros, canned_reply_id)
         require(macro.category in (t.category, "general"), f"canned reply '{canned_reply_id}' is for "
                 f"{macro.category} tickets; ticket '{ticket_id}' is {t.category}. Suitable: "
-                + known(m.macro_id for m in state.macros.values() if m.category in (t.category, "general")))
+                + known(m.macro_id for m in state.macros.values() if m.category in (t.category, "general")),
+                rejected=(canned_reply_id, macro.category, ticket_id, t.category),
+                choices=shown(m.macro_id for m in state.macros.values() if m.category in (t.category, 'general')))
         body = macro.body.format(customer_name=state.customers[t.customer_id].name.split()[0],
                                  ticket_id=ticket_id, agent_name=agent.name)
     assert body is not None
@@ -295,8 +309,10 @@ def assign_support_ticket(state: SupportState, ticket_id: TicketId, agent_id: Ag
     """Assign (or reassign) an active ticket to an on-shift agent who has the skill and spare capacity."""
     t = _ticket(state, ticket_id)
     agent = _agent(state, agent_id)
-    require(t.status in ACTIVE, f"ticket '{ticket_id}' is {t.status}; only active tickets can be assigned")
-    require(t.assignee_id != agent_id, f"ticket '{ticket_id}' is already assigned to '{agent_id}'")
+    require(t.status in ACTIVE, f"ticket '{ticket_id}' is {t.status}; only active tickets can be assigned",
+            reason='state', rejected=(ticket_id, t.status))
+    require(t.assignee_id != agent_id, f"ticket '{ticket_id}' is already assigned to '{agent_id}'",
+            reason='conflict', rejected=(ticket_id, agent_id))
     _check_assignable(state, t, agent, "agent_id", t.status == "escalated")
     t.assignee_id = agent_id
     _post(state, t, "system", "system", f"assigned to {agent.name} ({agent_id})")
@@ -314,7 +330,9 @@ def escalate_support_ticket(
     t = _ticket(state, ticket_id)
     require(t.status in ("open", "pending_customer"), f"ticket '{ticket_id}' is {t.status}; only open or "
             "pending_customer tickets can be escalated" + (" (use assign_support_ticket to move it between tier2 "
-                                                           "agents)" if t.status == "escalated" else ""))
+                                                           "agents)" if t.status == "escalated" else ""),
+            reason='state', rejected=(ticket_id, t.status),
+            wanted=('open', 'pending_customer', 'escalated'))
     if to_agent_id is not None:
         agent = _agent(state, to_agent_id, "to_agent_id")
         _check_assignable(state, t, agent, "to_agent_id", escalated=True)
@@ -341,9 +359,11 @@ def resolve_support_ticket(
 ) -> TicketDetail:
     """Mark a ticket resolved with a resolution note; an agent must have replied to the customer first."""
     t = _ticket(state, ticket_id)
-    require(t.status in ACTIVE, f"ticket '{ticket_id}' is already {t.status}")
+    require(t.status in ACTIVE, f"ticket '{ticket_id}' is already {t.status}",
+            reason='conflict', rejected=(ticket_id, t.status))
     require(any(m.ticket_id == ticket_id and m.author_kind == "agent" for m in state.messages.values()),
-            f"ticket '{ticket_id}' has no agent reply yet; reply to the customer with reply_to_support_ticket before resolving")
+            f"ticket '{ticket_id}' has no agent reply yet; reply to the customer with reply_to_support_ticket before resolving",
+            rejected=(ticket_id,))
     state.advance()
     t.status, t.resolved_at, t.resolution = "resolved", state.now, resolution.strip()
     _post(state, t, "system", "system", f"resolved: {t.resolution}")
@@ -359,12 +379,14 @@ def reopen_support_ticket(
     """Reopen a resolved ticket within 14 days of its resolution; closed tickets stay closed."""
     t = _ticket(state, ticket_id)
     require(t.status != "closed", f"ticket '{ticket_id}' is closed and cannot be reopened; open a new ticket "
-            "with create_support_ticket")
-    require(t.status == "resolved", f"ticket '{ticket_id}' is {t.status}, not resolved; nothing to reopen")
+            "with create_support_ticket", reason='state', rejected=(ticket_id,))
+    require(t.status == "resolved", f"ticket '{ticket_id}' is {t.status}, not resolved; nothing to reopen",
+            rejected=(ticket_id, t.status))
     assert t.resolved_at is not None
     limit = shift(t.resolved_at, days=REOPEN_WINDOW_DAYS)
     require(state.now <= limit, f"ticket '{ticket_id}' was resolved at {t.resolved_at}; it could be reopened only "
-            f"until {limit} ({REOPEN_WINDOW_DAYS} days); open a new ticket")
+            f"until {limit} ({REOPEN_WINDOW_DAYS} days); open a new ticket",
+            reason='state', rejected=(ticket_id, t.resolved_at, limit))
     t.status, t.resolved_at, t.resolution = "open", None, None
     t.reopened_count += 1
     t.sla_due_at = sla_due(state.now, t.priority)
@@ -382,8 +404,10 @@ def rate_support_ticket(
     """Record the customer's satisfaction rating for a resolved or closed ticket (once per ticket)."""
     t = _ticket(state, ticket_id)
     require(t.status in ("resolved", "closed"), f"ticket '{ticket_id}' is {t.status}; it can be rated only "
-            "after it is resolved")
-    require(t.satisfaction is None, f"ticket '{ticket_id}' was already rated {t.satisfaction}/5")
+            "after it is resolved",
+            reason='state', rejected=(ticket_id, t.status), wanted=('resolved',))
+    require(t.satisfaction is None, f"ticket '{ticket_id}' was already rated {t.satisfaction}/5",
+            reason='conflict', rejected=(ticket_id, t.satisfaction))
     t.satisfaction, t.satisfaction_comment = score, comment.strip()
     return _summary(state, t)
 
@@ -428,21 +452,25 @@ def request_product_return(
     ticket_id: Annotated[TicketId | None, Field(description="Support ticket this return belongs to.")] = None,
 ) -> ReturnStatusView:
     """Request a return authorization (RMA) for units of an order item, within 30 days of delivery."""
-    order = lookup(state.orders, order_id, "order_id", "order", hint="use list_support_customer_orders")
+    order = find(state.orders, order_id, hint="use list_support_customer_orders")
     line = _line(order, sku)
     require(order.delivered_on is not None, f"order '{order_id}' is {order.status} and not delivered yet; "
-            "returns open after delivery")
+            "returns open after delivery", rejected=(order_id, order.status))
     assert order.delivered_on is not None
     ends = shift(order.delivered_on, days=RETURN_WINDOW_DAYS)
     require(state.now[:10] <= ends, f"the return window of order '{order_id}' closed on {ends} "
-            f"({RETURN_WINDOW_DAYS} days after delivery on {order.delivered_on})")
+            f"({RETURN_WINDOW_DAYS} days after delivery on {order.delivered_on})",
+            rejected=(order_id, ends, order.delivered_on))
     left = line.quantity - line.returned_quantity
-    require(left > 0, f"all {line.quantity} unit(s) of '{line.name}' ({sku}) in order '{order_id}' are already returned")
+    require(left > 0, f"all {line.quantity} unit(s) of '{line.name}' ({sku}) in order '{order_id}' are already returned",
+            reason='conflict', rejected=(line.quantity, line.name, order_id))
     require(quantity <= left, f"only {left} of {line.quantity} unit(s) of '{line.name}' ({sku}) can still be "
-            f"returned; requested {quantity}")
+            f"returned; requested {quantity}",
+            reason='limit', rejected=(left, line.quantity, line.name, quantity))
     if ticket_id is not None:
         t = _ticket(state, ticket_id)
-        require(t.customer_id == order.customer_id, f"ticket '{ticket_id}' belongs to another customer than order '{order_id}'")
+        require(t.customer_id == order.customer_id, f"ticket '{ticket_id}' belongs to another customer than order '{order_id}'",
+                rejected=(ticket_id, order_id))
     state.advance()
     rma = ReturnAuthorization(rma_id=state.new_id("RMA"), order_id=order_id, customer_id=order.customer_id, sku=sku,
                               quantity=quantity, reason=reason, status="requested", requested_at=state.now,
@@ -467,7 +495,8 @@ def get_product_return_status(state: SupportState, rma_id: RmaId) -> ReturnStatu
 def approve_product_return(state: SupportState, rma_id: RmaId) -> ReturnStatusView:
     """Approve a requested return and issue its prepaid shipping label."""
     rma = _rma(state, rma_id)
-    require(rma.status == "requested", f"return '{rma_id}' is {rma.status}; only requested returns can be approved")
+    require(rma.status == "requested", f"return '{rma_id}' is {rma.status}; only requested returns can be approved",
+            reason='state', rejected=(rma_id, rma.status), wanted=('requested', 'approved'))
     state.advance()
     rma.status, rma.approved_at, rma.return_label = "approved", state.now, f"LBL-{rma_id[4:]}"
     return get_product_return_status(state, rma_id)
@@ -483,11 +512,14 @@ def refund_product_return(
     rma = _rma(state, rma_id)
     require(rma.status in ("approved", "received"), f"return '{rma_id}' is {rma.status}; only approved or "
             "received returns can be refunded" + (" (approve it first with approve_product_return)"
-                                                  if rma.status == "requested" else ""))
+                                                  if rma.status == "requested" else ""),
+            reason='state', rejected=(rma_id, rma.status),
+            wanted=('approved', 'received', 'refunded'))
     most = _refundable(state, rma)
     amount = most if amount is None else round(amount, 2)
     require(amount <= most + 1e-9, f"refund {amount:.2f} is greater than what was paid: at most {most:.2f} for "
-            f"{rma.quantity} unit(s) of {rma.sku}")
+            f"{rma.quantity} unit(s) of {rma.sku}",
+            reason='limit', rejected=(amount, most, rma.quantity, rma.sku))
     state.advance()
     rma.status, rma.refund_amount, rma.refunded_at = "refunded", round(rma.refund_amount + amount, 2), state.now
     order = state.orders[rma.order_id]

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import lookup, require
+from prove.env.helpers import find, lookup, require
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
 from prove_servers.tasks.state import (
@@ -150,11 +150,11 @@ def _today(state: TaskState) -> str:
 
 
 def _project(state: TaskState, project_id: str, param: str = "project_id") -> Project:
-    return lookup(state.projects, project_id, param, "project")
+    return find(state.projects, project_id)
 
 
 def _task(state: TaskState, task_id: str, param: str = "task_id") -> Task:
-    return lookup(state.tasks, task_id, param, "task", hint="use list_tasks to find task ids")
+    return find(state.tasks, task_id, hint="use list_tasks to find task ids")
 
 
 def _members(state: TaskState, project: Project) -> str:
@@ -164,32 +164,40 @@ def _members(state: TaskState, project: Project) -> str:
 def _check_can(state: TaskState, project: Project, need: Literal["member", "editor", "owner"]) -> None:
     """The signed-in user may change `project`: not archived, and holds the role `need` asks for."""
     pid = project.project_id
-    require(project.status != "archived", f"project '{pid}' ({project.name}) is archived and read-only")
+    require(project.status != "archived", f"project '{pid}' ({project.name}) is archived and read-only",
+            reason='state', rejected=(pid,))
     me = state.users[state.current_user_id]
     role = project.members.get(me.user_id)
     require(role is not None, f"you ({me.name}, {me.user_id}) are not a member of project '{pid}' "
-            f"({project.name}); its owner {state.users[project.owner_id].name} can add you")
+            f"({project.name}); its owner {state.users[project.owner_id].name} can add you",
+            rejected=(me.user_id, pid, state.users[project.owner_id].name))
     if need == "editor":
         require(role != "viewer", f"you ({me.name}) are a viewer on project '{pid}' and viewers cannot edit; "
-                f"ask the owner {state.users[project.owner_id].name} for the editor role")
+                f"ask the owner {state.users[project.owner_id].name} for the editor role",
+                params=('role',), rejected=(pid, state.users[project.owner_id].name))
     if need == "owner":
-        require(role == "owner", f"only owners can manage members of project '{pid}'; you are {role}")
+        require(role == "owner", f"only owners can manage members of project '{pid}'; you are {role}",
+                reason='state', rejected=(pid, role))
 
 
 def _check_due(state: TaskState, project: Project, value: str, param: str = "due_date") -> str:
     day = parse_day(value, param).isoformat()
-    require(day >= _today(state), f"{param} {day} is in the past (today is {_today(state)})")
+    require(day >= _today(state), f"{param} {day} is in the past (today is {_today(state)})",
+            reason='past', params=(param,), rejected=(day,))
     require(day <= project.due_date, f"{param} {day} is after the due date of project "
-            f"'{project.project_id}' ({project.due_date})")
+            f"'{project.project_id}' ({project.due_date})",
+            params=('date', param), rejected=(day, project.project_id))
     return day
 
 
 def _assignable(state: TaskState, project: Project, user_id: str, param: str = "assignee_id") -> None:
     role = project.members.get(user_id)
     require(role is not None, f"user '{user_id}' (parameter '{param}') is not a member of project "
-            f"'{project.project_id}'; members: {_members(state, project)}")
+            f"'{project.project_id}'; members: {_members(state, project)}",
+            params=(param,), rejected=(user_id, project.project_id), choices=tuple(project.members))
     require(role != "viewer", f"{state.users[user_id].name} ({user_id}) is a viewer on project "
-            f"'{project.project_id}'; assign an owner or editor: {_members(state, project)}")
+            f"'{project.project_id}'; assign an owner or editor: {_members(state, project)}",
+            reason='state', params=(param,), rejected=(user_id, project.project_id), choices=tuple(u for u, r in project.members.items() if r != 'viewer'))
 
 
 def _ref(t: Task) -> TaskRef:
@@ -257,9 +265,9 @@ def list_task_projects(
 ) -> ProjectList:
     """List projects with their status, owner, due date, your role and open task count."""
     if workspace_id is not None:
-        lookup(state.workspaces, workspace_id, "workspace_id", "workspace")
+        find(state.workspaces, workspace_id)
     if member_id is not None:
-        lookup(state.users, member_id, "member_id", "user", hint="use list_project_members to find user ids")
+        find(state.users, member_id, hint="use list_project_members to find user ids")
     q = query.strip().lower()
     found = [
         ProjectSummary(
@@ -309,9 +317,9 @@ def list_tasks(
     if project_id is not None:
         _project(state, project_id)
     if assignee_id is not None:
-        lookup(state.users, assignee_id, "assignee_id", "user", hint="use list_project_members to find user ids")
+        find(state.users, assignee_id, hint="use list_project_members to find user ids")
     if milestone_id is not None:
-        lookup(state.milestones, milestone_id, "milestone_id", "milestone", hint="use list_milestones")
+        find(state.milestones, milestone_id, hint="use list_milestones")
     before = parse_day(due_before, "due_before").isoformat() if due_before is not None else None
     found = [
         t for t in state.tasks.values()
@@ -359,7 +367,7 @@ def get_workload_summary(
     """Summarise each person's open tasks, overdue tasks, remaining estimate and recently logged hours."""
     project = _project(state, project_id) if project_id is not None else None
     if user_id is not None:
-        lookup(state.users, user_id, "user_id", "user", hint="use list_project_members to find user ids")
+        find(state.users, user_id, hint="use list_project_members to find user ids")
     people = [user_id] if user_id is not None else list(project.members) if project else list(state.users)
     today = _today(state)
     week_ago = date.fromisoformat(today).toordinal() - 7
@@ -393,16 +401,19 @@ def create_project(
     description: Annotated[str, Field(max_length=1000, description="What the project is about.")] = "",
 ) -> ProjectDetails:
     """Create a project in a workspace; you become its owner and it starts active today."""
-    ws = lookup(state.workspaces, workspace_id, "workspace_id", "workspace")
-    require(state.current_user_id in ws.member_ids, f"you are not a member of workspace '{workspace_id}'")
+    ws = find(state.workspaces, workspace_id)
+    require(state.current_user_id in ws.member_ids, f"you are not a member of workspace '{workspace_id}'",
+            rejected=(workspace_id,))
     clean = " ".join(name.split())
-    require(bool(clean), "name must not be empty")
+    require(bool(clean), "name must not be empty", params=('name',))
     clash = next((p for p in state.projects.values()
                   if p.workspace_id == workspace_id and p.name.lower() == clean.lower()), None)
     require(clash is None, f"workspace '{workspace_id}' already has a project named '{clean}' "
-            f"('{clash.project_id if clash else ''}')")
+            f"('{clash.project_id if clash else ''}')",
+            reason='conflict', rejected=(workspace_id, clean, clash.project_id if clash else ''))
     due = parse_day(due_date, "due_date").isoformat()
-    require(due > _today(state), f"due_date {due} must be after today ({_today(state)})")
+    require(due > _today(state), f"due_date {due} must be after today ({_today(state)})",
+            reason='past', params=('due_date',), rejected=(due,))
     p = Project(project_id=state.new_id("PRJ"), workspace_id=workspace_id, name=clean, description=description.strip(),
                 owner_id=state.current_user_id, status="active", start_date=_today(state), due_date=due,
                 members={state.current_user_id: "owner"})
@@ -424,9 +435,11 @@ def add_project_member(
     user = lookup(by_email, email.strip().lower(), "email", "user with email",
                   hint="check the address with the person (emails look like 'mei.ito@acme.example')")
     require(user.user_id in state.workspaces[p.workspace_id].member_ids,
-            f"{user.name} is not in workspace '{p.workspace_id}' ({state.workspaces[p.workspace_id].name})")
+            f"{user.name} is not in workspace '{p.workspace_id}' ({state.workspaces[p.workspace_id].name})",
+            rejected=(user.name, p.workspace_id))
     require(user.user_id not in p.members,
-            f"{user.name} ({user.user_id}) is already a member of project '{project_id}' as {p.members.get(user.user_id)}")
+            f"{user.name} ({user.user_id}) is already a member of project '{project_id}' as {p.members.get(user.user_id)}",
+            reason='conflict', rejected=(user.name, project_id))
     p.members = dict(sorted({**p.members, user.user_id: role}.items()))
     return list_project_members(state, project_id)
 
@@ -449,20 +462,22 @@ def create_task(
     """Create a task (or a subtask) in a project you can edit."""
     p = _project(state, project_id)
     _check_can(state, p, "editor")
-    require(bool(title.strip()), "title must not be empty")
+    require(bool(title.strip()), "title must not be empty", params=('title',))
     if assignee_id is not None:
         _assignable(state, p, assignee_id)
     due = _check_due(state, p, due_date) if due_date is not None else None
     if parent_task_id is not None:
         parent = _task(state, parent_task_id, "parent_task_id")
         require(parent.project_id == project_id, f"parent task '{parent_task_id}' is in project '{parent.project_id}', "
-                f"not '{project_id}'")
-        require(parent.parent_id is None, f"'{parent_task_id}' is itself a subtask; subtasks cannot be nested")
-        require(parent.status != "done", f"parent task '{parent_task_id}' is done; reopen it before adding subtasks")
+                f"not '{project_id}'", rejected=(parent_task_id, parent.project_id, project_id))
+        require(parent.parent_id is None, f"'{parent_task_id}' is itself a subtask; subtasks cannot be nested",
+                rejected=(parent_task_id,))
+        require(parent.status != "done", f"parent task '{parent_task_id}' is done; reopen it before adding subtasks",
+                rejected=(parent_task_id,))
     if milestone_id is not None:
-        stone = lookup(state.milestones, milestone_id, "milestone_id", "milestone",
-                       hint=f"use list_milestones for project '{project_id}'")
-        require(stone.project_id == project_id, f"milestone '{milestone_id}' belongs to project '{stone.project_id}'")
+        stone = find(state.milestones, milestone_id, hint=f"use list_milestones for project '{project_id}'")
+        require(stone.project_id == project_id, f"milestone '{milestone_id}' belongs to project '{stone.project_id}'",
+                rejected=(milestone_id, stone.project_id))
     task = Task(task_id=state.new_id("TSK"), project_id=project_id, title=" ".join(title.split()),
                 description=description.strip(), assignee_id=assignee_id, priority=priority, due_date=due,
                 estimate_hours=round(estimate_hours, 2), parent_id=parent_task_id, milestone_id=milestone_id,
@@ -480,21 +495,28 @@ def update_task_status(
     """Move a task to todo, in_progress, blocked or done; done needs its dependencies and subtasks done."""
     t = _task(state, task_id)
     _check_can(state, state.projects[t.project_id], "editor")
-    require(t.status != status, f"task '{task_id}' is already {status}")
+    require(t.status != status, f"task '{task_id}' is already {status}",
+            reason='conflict', rejected=(task_id, status))
     if status == "done":
         waiting = [state.tasks[d] for d in t.depends_on if state.tasks[d].status != "done"]
         require(not waiting, f"task '{task_id}' cannot be done while it depends on unfinished task(s): "
-                + ", ".join(f"{d.task_id} '{d.title}' ({d.status})" for d in waiting))
+                + ", ".join(f"{d.task_id} '{d.title}' ({d.status})" for d in waiting),
+                rejected=(task_id,),
+                choices=tuple(f"{d.task_id} '{d.title}' ({d.status})" for d in waiting))
         open_subs = [s for s in state.tasks.values() if s.parent_id == task_id and s.status != "done"]
         require(not open_subs, f"task '{task_id}' has unfinished subtask(s): "
-                + ", ".join(f"{s.task_id} '{s.title}' ({s.status})" for s in open_subs))
+                + ", ".join(f"{s.task_id} '{s.title}' ({s.status})" for s in open_subs),
+                rejected=(task_id,),
+                choices=tuple(f"{s.task_id} '{s.title}' ({s.status})" for s in open_subs))
     elif t.status == "done":
         after = [s for s in state.tasks.values() if task_id in s.depends_on and s.status == "done"]
         require(not after, f"task '{task_id}' cannot be reopened: done task(s) depend on it: "
-                + ", ".join(f"{s.task_id} '{s.title}'" for s in after))
+                + ", ".join(f"{s.task_id} '{s.title}'" for s in after),
+                rejected=(task_id,), choices=tuple(f"{s.task_id} '{s.title}'" for s in after))
         parent = state.tasks.get(t.parent_id or "")
         require(parent is None or parent.status != "done",
-                f"subtask '{task_id}' cannot be reopened while its parent '{t.parent_id}' is done")
+                f"subtask '{task_id}' cannot be reopened while its parent '{t.parent_id}' is done",
+                rejected=(task_id, t.parent_id))
     t.status = status
     t.completed_at = state.now if status == "done" else None
     return _details(state, t)
@@ -507,7 +529,8 @@ def assign_task(state: TaskState, task_id: TaskId, assignee_id: UserId) -> TaskD
     p = state.projects[t.project_id]
     _check_can(state, p, "editor")
     _assignable(state, p, assignee_id)
-    require(t.assignee_id != assignee_id, f"task '{task_id}' is already assigned to {state.users[assignee_id].name}")
+    require(t.assignee_id != assignee_id, f"task '{task_id}' is already assigned to {state.users[assignee_id].name}",
+            reason='conflict', rejected=(task_id, state.users[assignee_id].name))
     t.assignee_id = assignee_id
     return _details(state, t)
 
@@ -519,7 +542,8 @@ def set_task_due_date(state: TaskState, task_id: TaskId, due_date: DueDate) -> T
     p = state.projects[t.project_id]
     _check_can(state, p, "editor")
     due = _check_due(state, p, due_date)
-    require(t.due_date != due, f"task '{task_id}' is already due on {due}")
+    require(t.due_date != due, f"task '{task_id}' is already due on {due}",
+            reason='conflict', rejected=(task_id, due))
     t.due_date = due
     return _details(state, t)
 
@@ -536,12 +560,15 @@ def add_task_dependency(
     _check_can(state, state.projects[t.project_id], "editor")
     require(task_id != depends_on_task_id, "a task cannot depend on itself")
     require(first.project_id == t.project_id, f"'{depends_on_task_id}' is in project '{first.project_id}', "
-            f"'{task_id}' in '{t.project_id}'; dependencies must stay within one project")
-    require(depends_on_task_id not in t.depends_on, f"'{task_id}' already depends on '{depends_on_task_id}'")
+            f"'{task_id}' in '{t.project_id}'; dependencies must stay within one project",
+            rejected=(depends_on_task_id, first.project_id, task_id, t.project_id))
+    require(depends_on_task_id not in t.depends_on, f"'{task_id}' already depends on '{depends_on_task_id}'",
+            reason='conflict', rejected=(task_id, depends_on_task_id))
     cycle = _dependency_path(state, depends_on_task_id, task_id)
     require(cycle is None, "this dependency would create a cycle: " + " -> ".join([task_id, *(cycle or [])]))
     require(t.status != "done" or first.status == "done",
-            f"task '{task_id}' is done; it cannot depend on unfinished '{depends_on_task_id}' ({first.status})")
+            f"task '{task_id}' is done; it cannot depend on unfinished '{depends_on_task_id}' ({first.status})",
+            rejected=(task_id, depends_on_task_id))
     t.depends_on = sorted([*t.depends_on, depends_on_task_id])
     return _details(state, t)
 
@@ -555,7 +582,7 @@ def add_task_comment(
     """Comment on a task as the signed-in user (any project member, viewers included)."""
     t = _task(state, task_id)
     _check_can(state, state.projects[t.project_id], "member")
-    require(bool(body.strip()), "body must not be empty")
+    require(bool(body.strip()), "body must not be empty", params=('body',))
     state.advance()
     c = Comment(comment_id=state.new_id("CMT"), task_id=task_id, author_id=state.current_user_id,
                 body=body.strip(), created_at=state.now)
@@ -576,11 +603,14 @@ def log_time_on_task(
     p = state.projects[t.project_id]
     _check_can(state, p, "editor")
     day = parse_day(date, "date").isoformat() if date is not None else _today(state)
-    require(day <= _today(state), f"date {day} is in the future (today is {_today(state)})")
-    require(day >= p.start_date, f"date {day} is before project '{p.project_id}' started ({p.start_date})")
+    require(day <= _today(state), f"date {day} is in the future (today is {_today(state)})",
+            reason='future', params=('date',), rejected=(day,))
+    require(day >= p.start_date, f"date {day} is before project '{p.project_id}' started ({p.start_date})",
+            params=('date',), rejected=(day, p.project_id))
     used = sum(g.hours for g in state.time_logs.values() if g.user_id == state.current_user_id and g.date == day)
     require(used + hours <= MAX_HOURS_PER_DAY + 1e-9,
-            f"you already logged {used:g} h on {day}; at most {MAX_HOURS_PER_DAY:g} h per day, so {max(MAX_HOURS_PER_DAY - used, 0):g} h are left")
+            f"you already logged {used:g} h on {day}; at most {MAX_HOURS_PER_DAY:g} h per day, so {max(MAX_HOURS_PER_DAY - used, 0):g} h are left",
+            reason='conflict', rejected=(used, day, MAX_HOURS_PER_DAY))
     g = TimeLog(log_id=state.new_id("TLG"), task_id=task_id, user_id=state.current_user_id, hours=round(hours, 2),
                 date=day, note=note.strip())
     state.time_logs[g.log_id] = g
@@ -603,21 +633,27 @@ def create_milestone(
     clean = " ".join(name.split())
     others = [m for m in state.milestones.values() if m.project_id == project_id]
     require(clean.lower() not in (m.name.lower() for m in others),
-            f"project '{project_id}' already has a milestone named '{clean}'")
+            f"project '{project_id}' already has a milestone named '{clean}'",
+            reason='conflict', rejected=(project_id, clean))
     due = _check_due(state, p, due_date)
     start = None
     if kind == "sprint":
-        require(start_date is not None, "start_date is required for a sprint")
+        require(start_date is not None, "start_date is required for a sprint",
+                reason='missing', params=('start_date',))
         start = parse_day(start_date or "", "start_date").isoformat()
-        require(start < due, f"start_date {start} must be before due_date {due}")
+        require(start < due, f"start_date {start} must be before due_date {due}",
+                params=('due_date', 'start_date'), rejected=(start, due))
         days = date.fromisoformat(due).toordinal() - date.fromisoformat(start).toordinal() + 1
-        require(days <= MAX_SPRINT_DAYS, f"a sprint lasts at most {MAX_SPRINT_DAYS} days; this one has {days}")
+        require(days <= MAX_SPRINT_DAYS, f"a sprint lasts at most {MAX_SPRINT_DAYS} days; this one has {days}",
+                reason='limit', rejected=(MAX_SPRINT_DAYS, days))
         clash = next((m for m in others if m.kind == "sprint" and m.start_date and m.start_date <= due
                       and start <= m.due_date), None)
         require(clash is None, f"sprint overlaps '{clash.name if clash else ''}' ({clash.start_date if clash else ''} "
-                f"to {clash.due_date if clash else ''}) in project '{project_id}'")
+                f"to {clash.due_date if clash else ''}) in project '{project_id}'",
+                reason='conflict', rejected=(clash.name if clash else '', project_id))
     else:
-        require(start_date is None, "start_date is only for sprints; leave it out for a milestone")
+        require(start_date is None, "start_date is only for sprints; leave it out for a milestone",
+                reason='state', params=('start_date',))
     m = Milestone(milestone_id=state.new_id("MLS"), project_id=project_id, name=clean, kind=kind,
                   start_date=start, due_date=due)
     state.milestones[m.milestone_id] = m

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
@@ -179,7 +179,7 @@ class AccessList(BaseModel):
 
 
 def _vehicle(state: VehicleState, vehicle_id: str) -> Vehicle:
-    return lookup(state.vehicles, vehicle_id, "vehicle_id", "vehicle", hint="use list_my_vehicles to find yours")
+    return find(state.vehicles, vehicle_id, hint="use list_my_vehicles to find yours")
 
 
 def _grant(vehicle: Vehicle, user_id: str) -> AccessGrant | None:
@@ -188,35 +188,40 @@ def _grant(vehicle: Vehicle, user_id: str) -> AccessGrant | None:
 
 def _allowed(state: VehicleState, vehicle_id: str, user_id: str, need: Permission, action: str) -> Vehicle:
     """The vehicle, if `user_id` has at least `need` access to it (owner > driver > guest)."""
-    lookup(state.users, user_id, "user_id", "user")
+    find(state.users, user_id)
     veh = _vehicle(state, vehicle_id)
     grant = _grant(veh, user_id)
     mine = [v.vehicle_id for v in state.vehicles.values() if _grant(v, user_id)]
     require(grant is not None, f"user '{user_id}' has no access to vehicle '{vehicle_id}'; "
-            f"their vehicles: {known(mine)}")
+            f"their vehicles: {known(mine)}", rejected=(user_id, vehicle_id), choices=shown(mine))
     assert grant is not None
     require(PERMISSION_RANK[grant.permission] >= PERMISSION_RANK[need],
             f"user '{user_id}' has {grant.permission} access to '{vehicle_id}'; {action} needs "
-            f"{'owner' if need == 'owner' else 'driver or owner'} access")
+            f"{'owner' if need == 'owner' else 'driver or owner'} access",
+            reason='missing', rejected=(user_id, grant.permission, vehicle_id, action))
     return veh
 
 
 def _online(veh: Vehicle) -> None:
     require(veh.connectivity != "asleep",
-            f"vehicle '{veh.vehicle_id}' is asleep (last seen {veh.last_seen}); wake it with wake_vehicle first")
+            f"vehicle '{veh.vehicle_id}' is asleep (last seen {veh.last_seen}); wake it with wake_vehicle first",
+            rejected=(veh.vehicle_id, veh.last_seen))
     require(veh.connectivity != "offline",
             f"vehicle '{veh.vehicle_id}' is offline since {veh.last_seen} (no connection); remote commands "
-            "cannot reach it until it is back in coverage")
+            "cannot reach it until it is back in coverage",
+            params=('since',), rejected=(veh.vehicle_id, veh.last_seen))
 
 
 def _not_installing(veh: Vehicle, action: str) -> None:
     require(veh.update_status != "installing",
             f"software update {veh.update_version} is installing on '{veh.vehicle_id}' until "
-            f"{veh.update_finishes_at}; {action} is unavailable until it finishes")
+            f"{veh.update_finishes_at}; {action} is unavailable until it finishes",
+            rejected=(veh.update_version, veh.vehicle_id, veh.update_finishes_at, action))
 
 
 def _ev(veh: Vehicle, action: str) -> None:
-    require(veh.ev, f"vehicle '{veh.vehicle_id}' ({veh.model}) is not electric; {action} applies to electric vehicles only")
+    require(veh.ev, f"vehicle '{veh.vehicle_id}' ({veh.model}) is not electric; {action} applies to electric vehicles only",
+            rejected=(veh.vehicle_id, action))
 
 
 def _low_tires(veh: Vehicle) -> list[TirePosition]:
@@ -275,7 +280,7 @@ def list_my_vehicles(
     limit: Limit = DEFAULT_LIMIT,
 ) -> VehicleList:
     """List the vehicles an app user can access (owned or shared with them) with a short status each, a page at a time."""
-    lookup(state.users, user_id, "user_id", "user")
+    find(state.users, user_id)
     found = []
     for veh in state.vehicles.values():
         grant = _grant(veh, user_id)
@@ -403,7 +408,8 @@ def find_vehicle_service_slots(
     """Find free service appointment slots at the manufacturer's service centers in a city (weekdays)."""
     cities = sorted({c.city for c in state.service_centers.values()})
     match = next((c for c in cities if c.lower() == city.strip().lower()), None)
-    require(match is not None, f"no service center in '{city}' (parameter 'city'); cities with centers: {', '.join(cities)}")
+    require(match is not None, f"no service center in '{city}' (parameter 'city'); cities with centers: {', '.join(cities)}",
+            params=('city',), rejected=(city,), choices=tuple(cities))
     first = parse_day(start_date, "start_date")
     centers = [c.center_id for c in state.service_centers.values()
                if c.city == match and (service_type is None or service_type in c.services)]
@@ -415,9 +421,11 @@ def find_vehicle_service_slots(
 def wake_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: ActingUserId) -> VehicleStatus:
     """Wake an asleep vehicle so it accepts remote commands; offline vehicles cannot be woken."""
     veh = _allowed(state, vehicle_id, user_id, "guest", "waking the vehicle")
-    require(veh.connectivity != "online", f"vehicle '{vehicle_id}' is already online; no need to wake it")
+    require(veh.connectivity != "online", f"vehicle '{vehicle_id}' is already online; no need to wake it",
+            reason='conflict', rejected=(vehicle_id,))
     require(veh.connectivity != "offline",
-            f"vehicle '{vehicle_id}' is offline since {veh.last_seen} (no connection) and cannot be woken remotely")
+            f"vehicle '{vehicle_id}' is offline since {veh.last_seen} (no connection) and cannot be woken remotely",
+            params=('since',), rejected=(vehicle_id, veh.last_seen))
     veh.connectivity, veh.last_seen = "online", state.advance()
     return _status(state, veh, user_id)
 
@@ -427,7 +435,8 @@ def lock_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: ActingUser
     """Lock all doors remotely; clears any open 'door unlocked' alert."""
     veh = _allowed(state, vehicle_id, user_id, "guest", "locking")
     _online(veh)
-    require(not veh.locked, f"vehicle '{vehicle_id}' is already locked")
+    require(not veh.locked, f"vehicle '{vehicle_id}' is already locked",
+            reason='conflict', rejected=(vehicle_id,))
     veh.locked = True
     for a in state.alerts.values():
         if a.vehicle_id == vehicle_id and a.kind == "door_unlocked":
@@ -441,7 +450,8 @@ def unlock_vehicle(state: VehicleState, vehicle_id: VehicleId, user_id: ActingUs
     veh = _allowed(state, vehicle_id, user_id, "driver", "unlocking")
     _online(veh)
     _not_installing(veh, "unlocking")
-    require(veh.locked, f"vehicle '{vehicle_id}' is already unlocked")
+    require(veh.locked, f"vehicle '{vehicle_id}' is already unlocked",
+            reason='conflict', rejected=(vehicle_id,))
     veh.locked = False
     return _status(state, veh, user_id)
 
@@ -456,19 +466,23 @@ def set_vehicle_climate(
 ) -> VehicleStatus:
     """Start or stop cabin climate remotely, optionally setting the cabin temperature."""
     veh = _allowed(state, vehicle_id, user_id, "guest", "climate control")
-    require(on or target_temp_c is None, "target_temp_c applies only when turning climate on (on=true)")
+    require(on or target_temp_c is None, "target_temp_c applies only when turning climate on (on=true)",
+            reason='state', params=('target_temp_c',))
     _online(veh)
     _not_installing(veh, "climate control")
     if not on:
-        require(veh.climate_on, f"climate in '{vehicle_id}' is already off")
+        require(veh.climate_on, f"climate in '{vehicle_id}' is already off",
+                reason='conflict', rejected=(vehicle_id,))
         veh.climate_on = False
         return _status(state, veh, user_id)
     target = veh.cabin_target_c if target_temp_c is None else round(target_temp_c * 2) / 2
     require(not (veh.climate_on and target == veh.cabin_target_c),
-            f"climate in '{vehicle_id}' is already on at {veh.cabin_target_c} °C")
+            f"climate in '{vehicle_id}' is already on at {veh.cabin_target_c} °C",
+            reason='conflict', rejected=(vehicle_id, veh.cabin_target_c))
     level, what = (veh.battery_pct, "battery") if veh.ev else (veh.fuel_pct, "fuel")
     require((level or 0) >= MIN_CLIMATE_PCT,
-            f"{what} of '{vehicle_id}' is at {level}%; remote climate needs at least {MIN_CLIMATE_PCT}%")
+            f"{what} of '{vehicle_id}' is at {level}%; remote climate needs at least {MIN_CLIMATE_PCT}%",
+            reason='limit', rejected=(what, vehicle_id, level, MIN_CLIMATE_PCT))
     veh.climate_on, veh.cabin_target_c = True, target
     state.advance()
     return _status(state, veh, user_id)
@@ -480,12 +494,17 @@ def start_vehicle_charging(state: VehicleState, vehicle_id: VehicleId, user_id: 
     veh = _allowed(state, vehicle_id, user_id, "driver", "starting charging")
     _ev(veh, "charging")
     _online(veh)
-    require(veh.plugged_in and veh.charger_type is not None, f"vehicle '{vehicle_id}' is not plugged in to a charger")
+    require(veh.plugged_in and veh.charger_type is not None, f"vehicle '{vehicle_id}' is not plugged in to a charger",
+            rejected=(vehicle_id,))
     require(not veh.charging, f"vehicle '{vehicle_id}' is already charging "
-            f"(session '{getattr(_active_session(state, vehicle_id), 'session_id', '?')}')")
+            f"(session '{getattr(_active_session(state, vehicle_id), 'session_id', '?')}')",
+            reason='conflict',
+            rejected=(vehicle_id, getattr(_active_session(state, vehicle_id), 'session_id', '?')))
     require((veh.battery_pct or 0) < (veh.charge_limit_pct or 100),
             f"vehicle '{vehicle_id}' is at {veh.battery_pct}%, already at its charge limit of "
-            f"{veh.charge_limit_pct}%; raise it with set_charge_limit to charge further")
+            f"{veh.charge_limit_pct}%; raise it with set_charge_limit to charge further",
+            reason='conflict', params=('limit',),
+            rejected=(vehicle_id, veh.battery_pct, veh.charge_limit_pct))
     assert veh.charger_type is not None and veh.battery_pct is not None
     veh.charging = True
     session = ChargingSession(session_id=state.new_id("CHG"), vehicle_id=vehicle_id, status="active",
@@ -502,7 +521,8 @@ def stop_vehicle_charging(state: VehicleState, vehicle_id: VehicleId, user_id: A
     _ev(veh, "charging")
     _online(veh)
     session = _active_session(state, vehicle_id)
-    require(veh.charging and session is not None, f"vehicle '{vehicle_id}' is not charging")
+    require(veh.charging and session is not None, f"vehicle '{vehicle_id}' is not charging",
+            rejected=(vehicle_id,))
     assert session is not None
     state.advance()
     return _finish_session(state, veh, session)
@@ -519,7 +539,8 @@ def set_charge_limit(
     veh = _allowed(state, vehicle_id, user_id, "driver", "changing the charge limit")
     _ev(veh, "a charge limit")
     _online(veh)
-    require(veh.charge_limit_pct != charge_limit_pct, f"charge limit of '{vehicle_id}' is already {charge_limit_pct}%")
+    require(veh.charge_limit_pct != charge_limit_pct, f"charge limit of '{vehicle_id}' is already {charge_limit_pct}%",
+            reason='conflict', params=('limit',), rejected=(vehicle_id, charge_limit_pct))
     veh.charge_limit_pct = charge_limit_pct
     stopped, session = None, _active_session(state, vehicle_id)
     if veh.charging and session is not None and (veh.battery_pct or 0) >= charge_limit_pct:
@@ -540,28 +561,35 @@ def book_vehicle_service(
 ) -> ServiceAppointment:
     """Book a service appointment for a vehicle in a free slot (drivers and owners; one upcoming per vehicle)."""
     veh = _allowed(state, vehicle_id, user_id, "driver", "booking service")
-    center = lookup(state.service_centers, center_id, "center_id", "service center",
-                    hint="find centers and free slots with find_vehicle_service_slots")
+    center = find(state.service_centers, center_id, hint="find centers and free slots with find_vehicle_service_slots")
     require(service_type in center.services,
-            f"{center.name} ({center_id}) does not offer {service_type}; it offers: {', '.join(center.services)}")
-    require(not (veh.ev and service_type == "oil_change"), f"'{vehicle_id}' is electric and needs no oil change")
+            f"{center.name} ({center_id}) does not offer {service_type}; it offers: {', '.join(center.services)}",
+            rejected=(center.name, service_type), choices=tuple(center.services))
+    require(not (veh.ev and service_type == "oil_change"), f"'{vehicle_id}' is electric and needs no oil change",
+            reason='missing', rejected=(vehicle_id,))
     when = parse_moment(start, "start")
     if when.second == 0:
         start = when.isoformat(timespec="minutes")
-    require(start > state.now, f"start {start} is not in the future (now {state.now})")
+    require(start > state.now, f"start {start} is not in the future (now {state.now})",
+            reason='future', params=('start',), rejected=(start, state.now))
     require(when <= state.now_dt() + timedelta(days=BOOKING_HORIZON_DAYS),
-            f"start {start} is more than {BOOKING_HORIZON_DAYS} days ahead; book a nearer date")
+            f"start {start} is more than {BOOKING_HORIZON_DAYS} days ahead; book a nearer date",
+            reason='limit', params=('days', 'start'), rejected=(start, BOOKING_HORIZON_DAYS))
     require(when.weekday() < 5 and start[11:] in center.slot_times,
             f"{center.name} takes appointments Monday-Friday at {', '.join(center.slot_times)}; "
-            f"{start} is not one of its slots")
+            f"{start} is not one of its slots",
+            rejected=(center.name, start), choices=tuple(center.slot_times))
     free = _free_slots(state, [center_id], when.date(), 1)
     require(any(s.start == start for s in free),
             f"slot {start} at {center.name} is already taken; free slots that day: "
-            f"{', '.join(s.start[11:] for s in free) or '(none)'}")
+            f"{', '.join(s.start[11:] for s in free) or '(none)'}",
+            reason='conflict', rejected=(start, center.name),
+            choices=tuple(s.start[11:] for s in free))
     booked = _upcoming(state, vehicle_id)
     require(booked is None, f"vehicle '{vehicle_id}' already has appointment "
             f"'{booked.appointment_id if booked else ''}' on {booked.start if booked else ''}; "
-            "only one upcoming appointment per vehicle")
+            "only one upcoming appointment per vehicle",
+            reason='state', rejected=(vehicle_id, booked.appointment_id if booked else ''))
     appt = ServiceAppointment(appointment_id=state.new_id("SVC"), vehicle_id=vehicle_id, center_id=center_id,
                               start=start, service_type=service_type, status="booked", booked_by=user_id,
                               notes=notes.strip())
@@ -579,15 +607,18 @@ def set_valet_mode(
 ) -> VehicleStatus:
     """Turn valet mode (limited speed, locked glovebox) on with a new 4-digit PIN, or off with that PIN."""
     veh = _allowed(state, vehicle_id, user_id, "driver", "valet mode")
-    require(len(valet_pin) == 4 and valet_pin.isdigit(), "valet_pin must be exactly 4 digits")
+    require(len(valet_pin) == 4 and valet_pin.isdigit(), "valet_pin must be exactly 4 digits",
+            params=('valet_pin',))
     _online(veh)
     _not_installing(veh, "valet mode")
     if enabled:
-        require(not veh.valet_mode, f"valet mode is already on for '{vehicle_id}'; turn it off with its PIN first")
+        require(not veh.valet_mode, f"valet mode is already on for '{vehicle_id}'; turn it off with its PIN first",
+                reason='conflict', rejected=(vehicle_id,))
         veh.valet_mode, veh.valet_pin = True, valet_pin
     else:
-        require(veh.valet_mode, f"valet mode is not on for '{vehicle_id}'")
-        require(valet_pin == veh.valet_pin, f"valet PIN is wrong for '{vehicle_id}' (parameter 'valet_pin')")
+        require(veh.valet_mode, f"valet mode is not on for '{vehicle_id}'", rejected=(vehicle_id,))
+        require(valet_pin == veh.valet_pin, f"valet PIN is wrong for '{vehicle_id}' (parameter 'valet_pin')",
+                params=('valet_pin',), rejected=(vehicle_id,))
         veh.valet_mode, veh.valet_pin = False, None
     return _status(state, veh, user_id)
 
@@ -606,15 +637,16 @@ def share_vehicle_access(
     assert mine is not None
     require(mine.permission == "owner" or permission == "guest",
             f"user '{user_id}' is a driver of '{vehicle_id}' and can share guest access only; "
-            "ask the owner to grant driver access")
+            "ask the owner to grant driver access", rejected=(user_id, vehicle_id))
     target = recipient_email.strip().lower()
     recipient = next((u for u in state.users.values() if u.email.lower() == target), None)
     require(recipient is not None,
-            f"no app user with email '{recipient_email}' (parameter 'recipient_email'); they must sign up first")
+            f"no app user with email '{recipient_email}' (parameter 'recipient_email'); they must sign up first",
+            params=('recipient_email',), rejected=(recipient_email,))
     assert recipient is not None
     had = _grant(veh, recipient.user_id)
     require(had is None, f"{recipient.name} ({recipient.user_id}) already has {had.permission if had else ''} "
-            f"access to '{vehicle_id}'")
+            f"access to '{vehicle_id}'", reason='conflict', rejected=(recipient.name, vehicle_id))
     veh.access.append(AccessGrant(user_id=recipient.user_id, permission=permission, granted_at=state.now,
                                   granted_by=user_id))
     return AccessList(vehicle_id=vehicle_id, access=_entries(state, veh))

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from prove.env.helpers import known, lookup, require
+from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id
 from prove_servers.wiki.state import (
@@ -92,20 +92,22 @@ class CommentList(Page):
 
 
 def _page(state: WikiState, page_id: str, param: str = "page_id") -> WikiPage:
-    return lookup(state.pages, page_id, param, "page")
+    return find(state.pages, page_id)
 
 
 def _space(state: WikiState, space_key: str, param: str = "space_key") -> WikiSpace:
-    return lookup(state.spaces, space_key, param, "space")
+    return find(state.spaces, space_key)
 
 
 def _editor(state: WikiState, space: WikiSpace, user_id: str, param: str = "user_id") -> WikiUser:
     """The acting user, who must be allowed to change pages of `space`."""
-    user = lookup(state.users, user_id, param, "user")
+    user = find(state.users, user_id)
     require(
         space.visibility == "public" or user_id in space.member_ids,
         f"user '{user_id}' ({param}) is not a member of {space.visibility} space '{space.space_key}'; "
         f"only members may change it: {known(space.member_ids)}",
+        reason='state', params=(param,), rejected=(user_id, space.visibility, space.space_key),
+        choices=shown(space.member_ids)
     )
     return user
 
@@ -117,19 +119,23 @@ def _unlocked(state: WikiState, page: WikiPage, user_id: str) -> None:
         f"page '{page.page_id}' is locked by {holder} "
         f"({state.users[holder].name if holder in state.users else 'unknown'}); "
         "only that user can change it until a space owner unlocks it",
+        reason='state', params=('locked',), rejected=(page.page_id, holder)
     )
 
 
 def _not_archived(page: WikiPage, action: str) -> None:
     require(page.status != "archived",
-            f"page '{page.page_id}' ('{page.title}') is archived; archived pages cannot be {action}")
+            f"page '{page.page_id}' ('{page.title}') is archived; archived pages cannot be {action}",
+            reason='state', rejected=(page.page_id, page.title, action))
 
 
 def _title_free(state: WikiState, space_key: str, title: str, ignore: str | None = None) -> None:
     clash = next((p for p in state.pages.values() if p.space_key == space_key and p.page_id != ignore
                   and p.title.casefold() == title.strip().casefold()), None)
     require(clash is None, f"a page titled '{title.strip()}' already exists in space '{space_key}': "
-            f"'{clash.page_id if clash else ''}'; choose another title")
+            f"'{clash.page_id if clash else ''}'; choose another title",
+            reason='conflict', params=('title',),
+            rejected=(title.strip(), space_key, clash.page_id if clash else ''))
 
 
 def _children(state: WikiState, page_id: str) -> list[WikiPage]:
@@ -182,7 +188,7 @@ def list_wiki_spaces(
 ) -> SpaceList:
     """List the wiki's spaces with their owners, members and visibility, a page at a time."""
     if member_id is not None:
-        lookup(state.users, member_id, "member_id", "user")
+        find(state.users, member_id)
     found = [s for s in state.spaces.values()
              if (visibility is None or s.visibility == visibility)
              and (member_id is None or member_id in s.member_ids)]
@@ -234,7 +240,7 @@ def search_wiki_pages(
     if space_key is not None:
         _space(state, space_key)
     if author_id is not None:
-        lookup(state.users, author_id, "author_id", "user")
+        find(state.users, author_id)
     words = query.lower().split()
     found = [
         p for p in state.pages.values()
@@ -307,7 +313,8 @@ def _check_tags(tags: list[str], param: str) -> list[str]:
     clean = [t.strip().lower() for t in tags]
     bad = [t for t in clean if not _TAG.match(t)]
     require(not bad, f"invalid tag(s) {', '.join(map(repr, bad))} in '{param}': use 1-30 lower-case "
-            "letters, digits or hyphens, starting with a letter or digit")
+            "letters, digits or hyphens, starting with a letter or digit",
+            params=('tag',), choices=tuple(map(repr, bad)))
     return clean
 
 
@@ -325,17 +332,20 @@ def create_wiki_page(
     """Create a draft page (revision 1) in a space, optionally under a parent page; the author watches it."""
     space = _space(state, space_key)
     _editor(state, space, user_id)
-    require(title.strip() != "", "title must not be blank")
+    require(title.strip() != "", "title must not be blank", params=('title',))
     _title_free(state, space_key, title)
     if parent_id is not None:
         parent = _page(state, parent_id, "parent_id")
         require(parent.space_key == space_key,
                 f"parent page '{parent_id}' is in space '{parent.space_key}', not '{space_key}' "
                 f"(parameter 'parent_id'); pages in '{space_key}': "
-                + known(p.page_id for p in state.pages.values() if p.space_key == space_key))
+                + known(p.page_id for p in state.pages.values() if p.space_key == space_key),
+                params=('parent_id',), rejected=(parent_id, parent.space_key, space_key),
+                choices=shown(p.page_id for p in state.pages.values() if p.space_key == space_key))
         _not_archived(parent, "given new child pages")
     clean = sorted(set(_check_tags(tags or [], "tags")))
-    require(len(clean) <= MAX_TAGS, f"a page can carry at most {MAX_TAGS} tags; got {len(clean)}")
+    require(len(clean) <= MAX_TAGS, f"a page can carry at most {MAX_TAGS} tags; got {len(clean)}",
+            reason='limit', params=('tags',), rejected=(MAX_TAGS,))
     state.advance()
     page = WikiPage(page_id=state.new_id("PG"), space_key=space_key, title=title.strip(), body=body,
                     author_id=user_id, parent_id=parent_id, tags=clean, status="draft",
@@ -361,14 +371,16 @@ def update_wiki_page(
     _editor(state, state.spaces[page.space_key], user_id)
     _not_archived(page, "edited")
     _unlocked(state, page, user_id)
-    require(body is not None or title is not None, "give a new 'body', a new 'title', or both")
+    require(body is not None or title is not None, "give a new 'body', a new 'title', or both",
+            reason='missing', params=('body', 'title'))
     new_title = page.title if title is None else title.strip()
-    require(new_title != "", "title must not be blank")
+    require(new_title != "", "title must not be blank", params=('title',))
     new_body = page.body if body is None else body
     if new_title != page.title:
         _title_free(state, page.space_key, new_title, ignore=page_id)
     require((new_title, new_body) != (page.title, page.body),
-            f"no change: page '{page_id}' already has this title and body (revision {page.version})")
+            f"no change: page '{page_id}' already has this title and body (revision {page.version})",
+            reason='conflict', params=('body', 'title'), rejected=(page_id, page.version))
     _revise(state, page, user_id, new_title, new_body, summary.strip() or "Edited")
     return page
 
@@ -386,10 +398,13 @@ def revert_page_to_revision(
     _not_archived(page, "edited")
     revisions = {r.number: r for r in state.revisions.values() if r.page_id == page_id}
     require(revision_number in revisions, f"revision {revision_number} of page '{page_id}' not found "
-            f"(parameter 'revision_number'); valid: {', '.join(map(str, sorted(revisions)))}")
+            f"(parameter 'revision_number'); valid: {', '.join(map(str, sorted(revisions)))}",
+            reason='not_found', params=('revision_number',), rejected=(revision_number, page_id),
+            choices=tuple(map(str, sorted(revisions))))
     old = revisions[revision_number]
     require(revision_number != page.version,
-            f"page '{page_id}' is already at revision {revision_number}; pick an earlier one")
+            f"page '{page_id}' is already at revision {revision_number}; pick an earlier one",
+            reason='conflict', rejected=(page_id, revision_number))
     _unlocked(state, page, user_id)
     if old.title != page.title:
         _title_free(state, page.space_key, old.title, ignore=page_id)
@@ -402,15 +417,18 @@ def publish_wiki_page(state: WikiState, page_id: PageId, user_id: ActingUserId) 
     """Publish a draft page so everyone can read it; its parent must already be published."""
     page = _page(state, page_id)
     _editor(state, state.spaces[page.space_key], user_id)
-    require(page.status != "published", f"page '{page_id}' is already published")
+    require(page.status != "published", f"page '{page_id}' is already published",
+            reason='conflict', rejected=(page_id,))
     _not_archived(page, "published")
     _unlocked(state, page, user_id)
     require(page.body.strip() != "",
-            f"page '{page_id}' has an empty body; add content with update_wiki_page before publishing")
+            f"page '{page_id}' has an empty body; add content with update_wiki_page before publishing",
+            params=('add', 'body'), rejected=(page_id,))
     parent = state.pages[page.parent_id] if page.parent_id else None
     require(parent is None or parent.status == "published",
             f"parent page '{parent.page_id if parent else ''}' ('{parent.title if parent else ''}') is "
-            f"{parent.status if parent else ''}; publish the parent first")
+            f"{parent.status if parent else ''}; publish the parent first",
+            reason='state', params=('page_id',), choices=(parent.page_id,) if parent else ())
     state.advance()
     page.status, page.updated_at = "published", state.now
     return page
@@ -423,14 +441,16 @@ def archive_wiki_page(state: WikiState, page_id: PageId, user_id: ActingUserId) 
     page = _page(state, page_id)
     space = state.spaces[page.space_key]
     _editor(state, space, user_id)
-    require(page.status != "archived", f"page '{page_id}' is already archived")
+    require(page.status != "archived", f"page '{page_id}' is already archived",
+            reason='conflict', rejected=(page_id,))
     require(user_id == page.author_id or user_id in space.owner_ids,
             f"only the author ({page.author_id}) or an owner of space '{space.space_key}' "
-            f"({', '.join(space.owner_ids)}) may archive page '{page_id}'")
+            f"({', '.join(space.owner_ids)}) may archive page '{page_id}'",
+            reason='state', rejected=(space.space_key, page_id), choices=tuple(space.owner_ids))
     _unlocked(state, page, user_id)
     live = [c.page_id for c in _children(state, page_id) if c.status != "archived"]
     require(not live, f"page '{page_id}' still has child pages that are not archived: {', '.join(live)}; "
-            "archive or move them first")
+            "archive or move them first", rejected=(page_id,), choices=tuple(live))
     state.advance()
     page.status, page.updated_at = "archived", state.now
     return page
@@ -457,14 +477,20 @@ def move_wiki_page(
         require(parent.space_key == target.space_key,
                 f"new parent '{parent.page_id}' is in space '{parent.space_key}', not '{target.space_key}' "
                 f"(parameter 'new_parent_id'); pages in '{target.space_key}': "
-                + known(p.page_id for p in state.pages.values() if p.space_key == target.space_key))
-        require(parent.page_id != page_id, f"page '{page_id}' cannot be moved under itself")
+                + known(p.page_id for p in state.pages.values() if p.space_key == target.space_key),
+                params=('new_parent_id',),
+                rejected=(parent.page_id, parent.space_key, target.space_key),
+                choices=shown(p.page_id for p in state.pages.values() if p.space_key == target.space_key))
+        require(parent.page_id != page_id, f"page '{page_id}' cannot be moved under itself",
+                rejected=(page_id,))
         require(parent.page_id not in {p.page_id for p in subtree}, f"cannot move page '{page_id}' under its own descendant "
-                f"'{parent.page_id}' ('{parent.title}')")
+                f"'{parent.page_id}' ('{parent.title}')",
+                rejected=(page_id, parent.page_id, parent.title))
         _not_archived(parent, "given new child pages")
     require((page.parent_id, page.space_key) != (new_parent_id, target.space_key),
             f"page '{page_id}' is already {'under ' + new_parent_id if new_parent_id else 'top-level'} "
-            f"in space '{target.space_key}'")
+            f"in space '{target.space_key}'",
+            reason='conflict', rejected=(page_id, target.space_key))
     _unlocked(state, page, user_id)
     if target.space_key != page.space_key:
         _editor(state, target, user_id)
@@ -488,7 +514,7 @@ def add_page_comment(
     page = _page(state, page_id)
     _editor(state, state.spaces[page.space_key], user_id)
     _not_archived(page, "commented on")
-    require(text.strip() != "", "text must not be blank")
+    require(text.strip() != "", "text must not be blank", params=('text',))
     state.advance()
     comment = Comment(comment_id=state.new_id("CMT"), page_id=page_id, author_id=user_id,
                       text=text.strip(), created_at=state.now)
@@ -511,17 +537,24 @@ def tag_wiki_page(
     _not_archived(page, "edited")
     _unlocked(state, page, user_id)
     to_add, to_remove = _check_tags(add or [], "add"), _check_tags(remove or [], "remove")
-    require(bool(to_add or to_remove), "give tags to 'add', to 'remove', or both")
+    require(bool(to_add or to_remove), "give tags to 'add', to 'remove', or both",
+            reason='missing', params=('add', 'remove', 'tags'))
     missing = [t for t in to_remove if t not in page.tags]
     require(not missing, f"page '{page_id}' has no tag(s) {', '.join(map(repr, missing))} (parameter "
-            f"'remove'); its tags: {', '.join(page.tags) or '(none)'}")
+            f"'remove'); its tags: {', '.join(page.tags) or '(none)'}",
+            params=('remove', 'tag', 'tags'), rejected=(page_id,),
+            choices=(*tuple(map(repr, missing)), *tuple(page.tags),))
     both = sorted(set(to_add) & set(to_remove))
-    require(not both, f"tag(s) {', '.join(both)} appear in both 'add' and 'remove'")
+    require(not both, f"tag(s) {', '.join(both)} appear in both 'add' and 'remove'",
+            params=('add', 'remove', 'tag'), choices=tuple(both))
     new = sorted((set(page.tags) - set(to_remove)) | set(to_add))
     require(len(new) <= MAX_TAGS,
             f"tag limit: a page can carry at most {MAX_TAGS} tags; page '{page_id}' would have {len(new)} "
-            f"(current: {', '.join(page.tags) or '(none)'}); remove some first")
-    require(new != page.tags, f"no change: page '{page_id}' already has tags {', '.join(page.tags)}")
+            f"(current: {', '.join(page.tags) or '(none)'}); remove some first",
+            reason='limit', params=('limit', 'remove', 'tag', 'tags'), rejected=(MAX_TAGS, page_id),
+            choices=tuple(page.tags))
+    require(new != page.tags, f"no change: page '{page_id}' already has tags {', '.join(page.tags)}",
+            reason='conflict', params=('tags',), rejected=(page_id,), choices=tuple(page.tags))
     state.advance()
     page.tags, page.updated_at = new, state.now
     return page
@@ -537,15 +570,18 @@ def lock_wiki_page(
     """Lock a page so only the locking owner can edit it, or unlock it; only space owners may."""
     page = _page(state, page_id)
     space = state.spaces[page.space_key]
-    lookup(state.users, user_id, "user_id", "user")
+    find(state.users, user_id)
     require(user_id in space.owner_ids, f"only owners of space '{space.space_key}' can lock or unlock "
-            f"pages; owners: {', '.join(space.owner_ids)}")
+            f"pages; owners: {', '.join(space.owner_ids)}",
+            reason='state', params=('user_id',), rejected=(space.space_key, user_id), choices=tuple(space.owner_ids))
     if locked:
         holder = page.locked_by
         require(holder is None, f"page '{page_id}' is already locked by "
-                f"{'you' if holder == user_id else holder}")
+                f"{'you' if holder == user_id else holder}",
+                reason='conflict', params=('locked',), rejected=(page_id,))
         _not_archived(page, "locked")
     else:
-        require(page.locked_by is not None, f"page '{page_id}' is not locked")
+        require(page.locked_by is not None, f"page '{page_id}' is not locked",
+                params=('locked',), rejected=(page_id,))
     page.locked_by = user_id if locked else None
     return page

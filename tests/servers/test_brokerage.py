@@ -101,7 +101,7 @@ def test_portfolio(hub: Hub) -> None:
     assert acma["market_value"] == 2200.0 and acma["unrealized_gain"] == 400.0 and acma["unrealized_gain_pct"] == 22.22
     crypto = ok(hub, "get_portfolio", account_id="BRK-0001", asset_class="crypto")
     assert [x["ticker"] for x in crypto["positions"]] == ["BTC"] and crypto["total_value"] == 42200.0
-    fails(hub, "get_portfolio", "brokerage account 'BRK-9' not found", "BRK-0001", account_id="BRK-9")
+    fails(hub, "get_portfolio", "account 'BRK-9' not found", "BRK-0001", account_id="BRK-9")
 
 
 def test_instruments_and_quotes(hub: Hub) -> None:

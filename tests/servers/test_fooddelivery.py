@@ -240,7 +240,7 @@ def test_place_track_and_cancel(hub: Hub) -> None:
     assert ok(hub, "list_food_orders", restaurant_id="RST-0003", limit=1)["next_offset"] == 1
     fails(hub, "list_food_orders", "restaurant 'RST-8' not found", restaurant_id="RST-8")
     assert ok(hub, "get_food_order", order_id="FOD-0006")["promo_code"] == "PIZZA20"
-    fails(hub, "get_food_order", "food order 'FOD-99' not found", "list_food_orders", order_id="FOD-99")
+    fails(hub, "get_food_order", "order 'FOD-99' not found", "list_food_orders", order_id="FOD-99")
     track = ok(hub, "track_food_order", order_id="FOD-0006")
     assert track["courier"]["name"] == "Cai Rider" and track["minutes_until_eta"] == 27
     assert track["delivery_address"] == "1 Oak Street (downtown)"
