@@ -15,7 +15,7 @@ import pytest
 
 from prove.env.registry import Registry, load_registry
 from prove.graph.chains import Edge
-from prove.synth.plan_errors import Lessons, learn, listed, same_shape
+from prove.synth.plan_errors import Lessons, learn, offered, same_shape
 from prove.synth.plan_lookup import (
     Belonging,
     Pick,
@@ -43,6 +43,7 @@ from prove.synth.plan_values import (
     user_value,
 )
 from prove.synth.planner import Draft, Mention, Planned, turn_calls
+from prove.synth.programmatic import repair_call
 from prove.synth.sampling import SamplingContext, kind_key
 
 ACCOUNTS = {"accounts": [
@@ -277,27 +278,30 @@ def test_user_value_enum_number_and_date(registry: Registry) -> None:
 
 # -- plan_errors ----------------------------------------------------------------------------
 
-def test_listed_reads_a_trailing_list_of_the_same_shape() -> None:
-    err = "unknown branch 'feature' (parameter 'branch'); branches: main, dev (default), release"
-    assert listed(err, {"branch": "feature", "repo": "REPO-0001"}, {"branch"}) == {
-        "branch": ["main", "dev", "release"]}
-    err = "vehicle 'VEH-0001' is not the user's; their vehicles: VEH-0003, VEH-0007 (and 2 more)"
-    assert listed(err, {"vehicle_id": "VEH-0001", "user_id": "USR-0001"}, set()) == {
-        "vehicle_id": ["VEH-0003", "VEH-0007"]}
+def _detail(**facts: Any) -> dict[str, Any]:
+    """A hub error detail (prove.env.errors.ToolError.detail_for) with `facts` filled in."""
+    return {"reason": "invalid", "params": [], "rejected_params": [], "rejected": [], "choices": [],
+            "wanted": [], **facts}
 
 
-def test_listed_ignores_a_list_of_another_shape_or_a_sentence() -> None:
-    err = "account 'ACC-0001' is frozen; holders: USR-0001, USR-0002"
-    assert listed(err, {"account_id": "ACC-0001"}, set()) == {}
-    assert listed("cannot do that: the account is frozen", {"account_id": "ACC-0001"}, set()) == {}
+def test_offered_gives_choices_of_the_same_shape_to_the_named_parameters() -> None:
+    detail = _detail(params=["branch"], rejected_params=["branch"], rejected=["feature"],
+                     choices=["main", "dev", "release", "feature"])
+    assert offered(detail, {"branch": "feature", "repo": "REPO-0001"}) == {
+        "branch": ["main", "dev", "release"]}  # the refused value left out
+    detail = _detail(rejected_params=["vehicle_id"], choices=["VEH-0003", "VEH-0007", "USR-0001"])
+    assert offered(detail, {"vehicle_id": "VEH-0001", "user_id": "USR-0001"}) == {
+        "vehicle_id": ["VEH-0003", "VEH-0007"]}  # no name: the rejected one; ids of its kind only
 
 
-def test_listed_takes_an_example_then_ids_of_the_same_kind() -> None:
-    err = "unknown error code 'TIMEOUT', e.g. 'API_TIMEOUT'"
-    assert listed(err, {"code": "TIMEOUT", "n": 3}, set()) == {"code": ["API_TIMEOUT"]}
-    err = "user 'USR-0001' cannot approve; approvers are USR-0010 and USR-0021 or USR-0010"
-    assert listed(err, {"user_id": "USR-0001", "repo_id": "REP-0002"}, set()) == {
-        "user_id": ["USR-0010", "USR-0021"]}
+def test_offered_prefers_named_parameters_and_skips_other_shapes_and_names() -> None:
+    # "pull request #9 not found in 'repo' (parameter 'number')": the choices are for number
+    detail = _detail(params=["number"], rejected_params=["repo"], choices=[3, 5])
+    assert offered(detail, {"repo": "acme/app", "number": 9}) == {"number": [3, 5]}
+    holders = _detail(rejected_params=["account_id"], choices=["USR-0001", "USR-0002"])
+    assert offered(holders, {"account_id": "ACC-0001"}) == {}
+    tools = _detail(reason="unknown_argument", params=["acount_id"], choices=["account_id"])
+    assert offered(tools, {"acount_id": "ACC-0001"}) == {}  # parameter names are not values
 
 
 def test_same_shape() -> None:
@@ -306,36 +310,62 @@ def test_same_shape() -> None:
     assert same_shape("a@x.io", "b@y.io") and not same_shape("a@x.io", "main")
 
 
-def test_learn_pins_listed_values_and_redraws_only_those(registry: Registry) -> None:
+def test_learn_pins_offered_values_and_redraws_only_those(registry: Registry) -> None:
     lessons = Lessons()
     args = {"account_id": "ACC-0001"}
-    err = "account 'ACC-0001' (parameter 'account_id') is closed; open accounts: ACC-0002, ACC-0005"
-    assert learn(err, registry.tool("get_balance"), args, lessons, random.Random(0)) == {"account_id"}
+    detail = _detail(reason="state", params=["account_id"], rejected=["ACC-0001"],
+                     rejected_params=["account_id"], choices=["ACC-0002", "ACC-0005"])
+    assert learn(detail, registry.tool("get_balance"), args, lessons, random.Random(0)) == {
+        "account_id"}
     assert lessons.pinned == {"account_id": ["ACC-0002", "ACC-0005"]}
     assert lessons.tried == {} and not lessons.past
 
 
-def test_learn_rejects_quoted_values_and_reads_time_and_states(registry: Registry) -> None:
+def test_learn_rejects_values_and_reads_time_and_states(registry: Registry) -> None:
     lessons = Lessons()
     args = {"account_id": "ACC-0001", "since": "2026-04-01"}
-    err = "date '2026-04-01' is in the future; only open or pending accounts can be read"
-    redraw = learn(err, registry.tool("list_bank_transactions"), args, lessons, random.Random(0))
+    detail = _detail(reason="future", rejected=["2026-04-01"], rejected_params=["since"],
+                     wanted=["open", "pending"])
+    redraw = learn(detail, registry.tool("list_bank_transactions"), args, lessons, random.Random(0))
     assert redraw == {"since"}
     assert lessons.tried == {"since": {repr("2026-04-01")}}
-    assert lessons.past and lessons.wanted == {"open", "pending", "accounts", "can", "read"}
+    assert lessons.past and lessons.wanted == {"open", "pending"}
+    assert learn(None, registry.tool("get_balance"), args, Lessons(), random.Random(0)) is None
 
 
 def test_learn_forces_a_parameter_the_error_asks_for(registry: Registry) -> None:
     lessons = Lessons()
-    err = "give a category or min_amount to narrow the search"
-    assert learn(err, registry.tool("list_bank_transactions"), {"account_id": "ACC-0001"},
+    detail = _detail(reason="missing", params=["category", "min_amount"])
+    assert learn(detail, registry.tool("list_bank_transactions"), {"account_id": "ACC-0001"},
                  lessons, random.Random(0)) is None
     assert len(lessons.forced) == 1 and lessons.forced <= {"category", "min_amount"}
-    # paging parameters are never forced, and the error's words decide, not substrings
+    # paging parameters are never forced, nor names the tool does not take
     other = Lessons()
-    learn("offset too large; see min_amounts", registry.tool("list_bank_transactions"),
-          {"account_id": "ACC-0001"}, other, random.Random(0))
+    learn(_detail(reason="missing", params=["offset", "min_amounts"]),
+          registry.tool("list_bank_transactions"), {"account_id": "ACC-0001"}, other,
+          random.Random(0))
     assert other.forced == set()
+
+
+def test_repair_call_reads_the_detail_not_the_message() -> None:
+    intended = {"name": "list_bank_transactions",
+                "arguments": {"account_id": "ACC-0001", "category": "dining"}}
+    def failed(name: str, args: dict[str, Any], **facts: Any) -> dict[str, Any]:
+        return {"name": name, "arguments": args, "error": "whatever the words", "detail": _detail(**facts)}
+    fixed = repair_call(failed("list_bank_transaction", {"account_id": "ACC-0001"},
+                               reason="unknown_tool", choices=["list_bank_transactions"]), intended)
+    assert fixed["name"] == "list_bank_transactions"
+    fixed = repair_call(failed(intended["name"], {"category": "dining"}, reason="missing",
+                               params=["account_id"]), intended)
+    assert fixed["arguments"] == {"category": "dining", "account_id": "ACC-0001"}
+    fixed = repair_call(failed(intended["name"], {"account_id": "ACC-0001", "category": "Dining out"},
+                               params=["category"], choices=["groceries", "dining"]), intended)
+    assert fixed["arguments"]["category"] == "dining"  # the offered value closest to what was sent
+    fixed = repair_call(failed(intended["name"], {"account_id": "ACC-0002", "category": "dining"},
+                               reason="not_found", params=["account_id"]), intended)
+    assert fixed["arguments"]["account_id"] == "ACC-0001"
+    nothing = failed(intended["name"], {"account_id": "ACC-0002"}, reason="limit")
+    assert repair_call(nothing, intended) == intended  # names nothing to fix: the intended call
 
 
 # -- planner --------------------------------------------------------------------------------

@@ -277,6 +277,8 @@ def _execute(convo: Conversation, k: int, calls: list[dict[str, Any]]) -> list[d
                            "function": {"name": str(name), "arguments": raw_args}})
         entry = {"name": str(name), "arguments": args, "ok": logged["ok"], "turn": k, "id": cid}
         entry["result" if logged["ok"] else "error"] = logged.get("result", logged.get("error"))
+        if not logged["ok"]:
+            entry["detail"] = logged.get("detail") or {}
         convo.logged.append(entry)
         outs.append((cid, str(name), _tool_content(logged)))
     convo.messages.append({"role": "assistant", "content": "", "tool_calls": tool_calls})

@@ -12,9 +12,9 @@ simulated clock (dates; `plan_values`). A new id is preferred where it belongs w
 conversation already uses (one record of the seed's state holds both, `StateLinks`: the guest's own
 reservation, the customer's account).
 
-A step that fails is retried: the error is read like a careful assistant reads it (`plan_errors`:
-valid values it lists, parameters it asks for, the states it wants) and the named parameters are
-drawn again. A read that cannot succeed is replaced by an alternative tool from the graph (the
+A step that fails is retried: the error's structured detail is read (`plan_errors`: values it
+offers, parameters it asks for, values it rejects, the states it wants; never the message's
+wording) and the parameters it is about are drawn again. A read that cannot succeed is replaced by an alternative tool from the graph (the
 failed call is kept so the conversation shows the switch); a step that still fails ends the
 conversation early when what came before is a complete example, and otherwise the chain is
 infeasible on this seed. Deterministic: every draw uses the example's own random stream.
@@ -292,7 +292,7 @@ class Planner:
             else:
                 err = str(logged["error"])
                 last = {"name": spec.name, "arguments": planned.arguments, "error": err}
-                redraw = learn(err, spec, planned.arguments, at.lessons, self.rng)
+                redraw = learn(logged.get("detail"), spec, planned.arguments, at.lessons, self.rng)
             prev = planned
         if fallback is not None:  # a read that works but feeds nothing: later steps ask the user
             return Tried(fallback, None)

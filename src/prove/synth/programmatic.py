@@ -11,8 +11,9 @@ its arguments in the user's words: a value the call needs is written, fed by an 
 named 'Everyday'"; `lookup_rate`), in which case the listing call goes into the turn's ground
 truth before the call that needs the id. As the assistant it issues the planned calls (lookups
 first) one by one; with a small seeded probability it slips (drops a required argument, misnames
-the tool) and repairs the call from the error message; with an enum removed from the offered schema
-it first sends the user's words and then a valid value the error lists. Deterministic for a seed.
+the tool) and repairs the call from the error's structured detail (prove.env.errors); with an enum
+removed from the offered schema it first sends the user's words and then the offered value closest
+to them. Deterministic for a seed.
 """
 
 from __future__ import annotations
@@ -50,30 +51,30 @@ def _best(guess: Any, options: list[str]) -> str:
 
 
 def repair_call(last: dict[str, Any], intended: dict[str, Any]) -> dict[str, Any]:
-    """Correct a failed call using its error message (valid choices, missing arguments, "did you
-    mean"); falls back to the intended arguments when the message names nothing fixable."""
-    err = str(last.get("error", ""))
+    """Correct a failed call from its error's structured detail (prove.env.errors): the closest
+    tool name it offers, the intended value of a parameter it asks for or of an id it could not
+    find, the offered choice closest to a value it refused; falls back to the intended call when
+    the detail names nothing fixable. Never reads the message's wording."""
+    detail = last.get("detail") or {}
+    reason = detail.get("reason")
+    choices = [str(c) for c in detail.get("choices") or ()]
     name = str(last.get("name"))
     args = dict(last["arguments"]) if isinstance(last.get("arguments"), dict) else {}
     fixed = False
-    m = re.search(r"did you mean ([\w, ]+)\?", err)
-    if m and "unknown tool" in err:
-        options = [o.strip() for o in m.group(1).split(",") if o.strip()]
-        name = intended["name"] if intended["name"] in options else options[0]
+    if reason == "unknown_tool" and choices:
+        name = intended["name"] if intended["name"] in choices else choices[0]
         fixed = True
-    for miss in re.findall(r"missing required argument '(\w+)'", err):
-        if miss in intended["arguments"]:
-            args[miss] = intended["arguments"][miss]
+    about = [p for p in detail.get("params") or () if isinstance(p, str)]
+    for param in about:
+        if param not in args and param in intended["arguments"]:  # asked for
+            args[param] = intended["arguments"][param]
             fixed = True
-    for param, choices in re.findall(r"argument '(\w+)': Input should be (.+?) \(got", err):
-        options = re.findall(r"'([^']*)'", choices)
-        if options and param in args:
-            args[param] = _best(args[param], options)
+        elif param in args and reason == "not_found" and param in intended["arguments"]:
+            args[param] = intended["arguments"][param]
             fixed = True
-    m = re.search(r"\(parameter '(\w+)'\); known: ([^(]+)", err)
-    if m and m.group(1) in intended["arguments"]:
-        args[m.group(1)] = intended["arguments"][m.group(1)]
-        fixed = True
+        elif param in args and reason == "invalid" and choices and isinstance(args[param], str):
+            args[param] = _best(args[param], choices)
+            fixed = True
     if not fixed:
         return {"name": intended["name"], "arguments": dict(intended["arguments"])}
     return {"name": name, "arguments": args}
