@@ -34,6 +34,7 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from prove.env.effects import state_diff
 from prove.env.episodes import DEFAULT_EPISODE, Episode, EpisodeStore, StoreFull
 from prove.env.errors import detail_of
 from prove.env.registry import Registry, ServerSpec, load_registry
@@ -344,6 +345,18 @@ class Hub:
         """The episode's state of one server as JSON (for notebooks and debugging)."""
         episode = self._existing(episode_id, token)
         return self.store.read_state(episode, server).model_dump(mode="json")
+
+    def effect(
+        self, episode_id: str, servers: Iterable[str] | None = None, token: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """What the episode's calls did to each of `servers` (default: those it has called): the
+        canonical diff of its state against its seed's (prove.env.effects; {} per untouched one)."""
+        episode = self._existing(episode_id, token)
+        names = sorted(set(servers) if servers is not None else episode.touched)
+        for name in names:
+            self.registry.server(name)
+        return {name: state_diff(self.store.bases[name].get(episode.seed)[0],
+                                 self.store.read_state(episode, name)) for name in names}
 
     # -- the one dispatch path -------------------------------------------------------------
     def call(
