@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from prove.env.effects import EMPTY_EFFECT, effect_hash
 from prove.env.hub import Hub
 from prove.reward import score_turn
 from prove.synth.evidence import ground_truth_calls
@@ -44,6 +45,31 @@ def test_a_tampered_call_fails_replay(small_run: tuple[SynthResult, Path]) -> No
     forged = copy.deepcopy(example)
     forged["replay"]["state_hash"] = "0" * 64
     assert replay_example(forged, hub).reason == "hash_mismatch"
+
+
+def test_replay_records_each_turns_effect_and_reads_leave_none(
+        small_run: tuple[SynthResult, Path]) -> None:
+    """Each example records the effect on the records after each turn (cumulative, hashed) and the
+    final diff; a turn of reads leaves the effect as it was; replay recomputes them."""
+    _, out = small_run
+    hub = Hub()
+    examples = _examples(out)
+    for example in examples:
+        replay = example["replay"]
+        assert len(replay["turn_effects"]) == len(example["turns"])
+        assert replay["effect_hash"] == effect_hash(replay["effect"])
+        assert replay["turn_effects"][-1] == replay["effect_hash"]
+        before = EMPTY_EFFECT
+        for turn, after in zip(example["turns"], replay["turn_effects"], strict=True):
+            if not any(hub.registry.tool(c["name"]).write for c in turn["calls"]):
+                assert after == before, example["id"]  # reads never change the effect
+            before = after
+    wrote = next(e for e in examples if e["replay"]["effect"])
+    assert wrote["replay"]["effect_hash"] != EMPTY_EFFECT
+    assert set(wrote["replay"]["effect"]) <= set(wrote["servers"])
+    forged = copy.deepcopy(wrote)
+    forged["replay"]["turn_effects"][-1] = EMPTY_EFFECT
+    assert replay_example(forged, hub).reason == "effect_mismatch"
 
 
 def test_rows_one_per_user_turn_with_the_earlier_calls_as_prefix(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
 
+from prove.env.effects import effect_hash
 from prove.env.hub import Hub
 from prove.env.registry import Registry
 from prove.graph.chains import Chain, ToolGraph
@@ -447,11 +448,13 @@ async def run_conversation(script: Script, teacher: Teacher, env: SynthEnv) -> O
             return Outcome(None, "teacher_error", str(exc), convo.transitions, _since(timings, t1))
         convo.go(S.GENERATE_QUERY, "prepared")
         convo.messages.append({"role": "system", "content": _system(convo)})
+        turn_effects: list[str] = []  # the effect on the records after each turn (cumulative)
         for k in range(len(script.turns)):
             reason = await _turn(convo, teacher, k)
             if reason is not None:
                 return Outcome(None, reason, "", convo.transitions, _since(timings, t1))
             calls = convo.successful(k)
+            turn_effects.append(effect_hash(hub.effect(convo.episode, script.servers)))
             convo.turns.append({
                 "calls": [{"name": c["name"], "arguments": c["arguments"]} for c in calls],
                 "depends_on": _depends_on(convo, k),
@@ -462,9 +465,12 @@ async def run_conversation(script: Script, teacher: Teacher, env: SynthEnv) -> O
             else:
                 convo.go(S.FINISH, "done", turns=len(script.turns))
         state_hash = hub.state_hash(convo.episode, script.servers)
+        effect = hub.effect(convo.episode, script.servers)
     finally:
         hub.close(convo.episode)
     example = _example(convo, teacher, state_hash)
+    example["replay"].update(effect={s: d for s, d in effect.items() if d},
+                             effect_hash=effect_hash(effect), turn_effects=turn_effects)
     return Outcome(example, None, "", convo.transitions, _since(timings, t1))
 
 

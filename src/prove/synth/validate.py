@@ -1,4 +1,5 @@
-"""Replay validation and filters: replay ground truth on a fresh episode, error rate, provenance.
+"""Replay validation and filters: replay ground truth on a fresh episode (results, state hash and
+each turn's effect on the records), error rate, provenance.
 
     reason = check_example(example, hub)      # None when kept, else "replay_mismatch", ...
     report = replay_example(example, Hub())    # from a JSONL line alone, on a fresh server
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from prove.env.effects import effect_hash
 from prove.env.hub import Hub
 from prove.synth.evidence import (
     call_stats,
@@ -35,11 +37,13 @@ class ReplayReport:
     state_hash: str = ""
     reason: str = ""
     mismatches: list[dict[str, Any]] = field(default_factory=list)
+    turn_effects: list[str] = field(default_factory=list)  # effect hash after each turn
 
 
 def replay_example(example: Mapping[str, Any], hub: Hub, episode: str | None = None) -> ReplayReport:
     """Replay every ground-truth call on a fresh episode of the example's seed; compare each
-    result with the conversation's tool message and the final state hash with the recorded one."""
+    result with the conversation's tool message, the final state hash and each turn's effect
+    (prove.env.effects, cumulative) with the recorded ones."""
     episode = episode or f"{example['id']}/replay"
     hub.close(episode)
     hub.open(episode, int(example["seed"]))
@@ -49,21 +53,29 @@ def replay_example(example: Mapping[str, Any], hub: Hub, episode: str | None = N
         gt = ground_truth_calls(example)
         if len(expected) != len(gt):
             return ReplayReport(False, "", "call_count", [{"gt": len(gt), "messages": len(expected)}])
-        for (k, i, call), want in zip(gt, expected, strict=True):
-            got = hub.call(call["name"], call.get("arguments", {}), episode_id=episode)
-            if not got["ok"]:
-                mismatches.append({"turn": k, "call": i, "error": str(got["error"])[:200]})
-            elif got["result"] != want:
-                mismatches.append({"turn": k, "call": i, "error": "result differs"})
+        turn_effects: list[str] = []  # the effect on the records after each turn (cumulative)
+        pairs = list(zip(gt, expected, strict=True))
+        for k in range(len(example.get("turns", ()))):
+            for (_, i, call), want in (p for p in pairs if p[0][0] == k):
+                got = hub.call(call["name"], call.get("arguments", {}), episode_id=episode)
+                if not got["ok"]:
+                    mismatches.append({"turn": k, "call": i, "error": str(got["error"])[:200]})
+                elif got["result"] != want:
+                    mismatches.append({"turn": k, "call": i, "error": "result differs"})
+            turn_effects.append(effect_hash(hub.effect(episode, example["servers"])))
         state_hash = hub.state_hash(episode, example["servers"])
     finally:
         hub.close(episode)
-    recorded = (example.get("replay") or {}).get("state_hash")
+    replay = example.get("replay") or {}
+    recorded = replay.get("state_hash")
     if mismatches:
         return ReplayReport(False, state_hash, "result_mismatch", mismatches)
     if state_hash != recorded:
         return ReplayReport(False, state_hash, "hash_mismatch", [{"recorded": recorded, "replayed": state_hash}])
-    return ReplayReport(True, state_hash)
+    if "turn_effects" in replay and replay["turn_effects"] != turn_effects:
+        return ReplayReport(False, state_hash, "effect_mismatch",
+                            [{"recorded": replay["turn_effects"], "replayed": turn_effects}])
+    return ReplayReport(True, state_hash, turn_effects=turn_effects)
 
 
 def check_example(example: Mapping[str, Any], hub: Hub, max_error_rate: float = MAX_ERROR_RATE,
