@@ -23,6 +23,7 @@ from prove.synth.perturb import (
 )
 from prove.synth.pipeline import SynthResult
 from prove.synth.sampling import schema_enum
+from prove.synth.validate import offered_problems
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +67,35 @@ def test_distractors_come_from_other_servers_and_are_offered(chains: list) -> No
             assert schema_enum(schema["function"]["parameters"]["properties"][e["param"]]) is None
             assert e["values"] == schema_enum(reg.tool(e["tool"]).input_schema["properties"][e["param"]])
     assert seen_enum
+
+
+def test_a_cut_chain_stops_offering_the_server_it_no_longer_uses(chains: list) -> None:
+    """A two-server chain cut before its second server offers only the first server's tools and
+    the recorded distractors (an enum removal on a tool no longer offered goes too)."""
+    reg = load_registry()
+    rates = PerturbationRates(distractors=1.0, enum_removed=1.0)
+    pool = ChainPool(chains, reg)
+    script = next(s for s in (build_script("multi_turn", i, pool, seed=0, n_worlds=2, rates=rates)
+                              for i in range(200)) if len(s.servers) == 2)
+    assert offered_problems({"tools": script.tools, "servers": script.servers,
+                             "perturbations": script.perturbations}, reg) == []
+    second = script.chain.servers.index(script.chain.servers[-1])
+    script.truncate(second, server_of=lambda name: reg.tool(name).server)
+    kept = script.servers
+    assert len(kept) == 1
+    recorded = next(p["tools"] for p in script.perturbations if p["type"] == "distractor_tools")
+    names = sorted(t["function"]["name"] for t in script.tools)
+    assert names == sorted([t.name for t in reg.server(kept[0]).tools] + recorded)
+    assert all(reg.tool(p["tool"]).server in kept for p in script.perturbations
+               if p["type"] == "enum_removed")
+    example = {"tools": script.tools, "servers": kept, "perturbations": script.perturbations}
+    assert offered_problems(example, reg) == []
+    extra = reg.tool(next(n for n in reg.tools if reg.tool(n).server not in kept
+                          and n not in recorded)).openai_schema()
+    problems = offered_problems({**example, "tools": [*script.tools, extra]}, reg)
+    assert len(problems) == 1 and "neither of servers" in problems[0]
+    problems = offered_problems({**example, "tools": script.tools[1:]}, reg)
+    assert problems and problems[0].startswith("not offered: ")
 
 
 def test_strip_enum_handles_optional_and_arrays() -> None:

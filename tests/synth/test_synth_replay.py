@@ -15,7 +15,7 @@ from prove.env.hub import Hub
 from prove.reward import score_turn
 from prove.synth.evidence import ground_truth_calls
 from prove.synth.pipeline import SynthResult
-from prove.synth.validate import replay_example
+from prove.synth.validate import check_example, offered_problems, replay_example
 
 
 def _examples(out: Path) -> list[dict]:
@@ -45,6 +45,18 @@ def test_a_tampered_call_fails_replay(small_run: tuple[SynthResult, Path]) -> No
     forged = copy.deepcopy(example)
     forged["replay"]["state_hash"] = "0" * 64
     assert replay_example(forged, hub).reason == "hash_mismatch"
+
+
+def test_every_example_offers_its_servers_tools_and_its_recorded_distractors(
+        small_run: tuple[SynthResult, Path]) -> None:
+    _, out = small_run
+    hub = Hub()
+    examples = _examples(out)
+    assert all(offered_problems(e, hub.registry) == [] for e in examples)
+    forged = copy.deepcopy(examples[0])
+    forged["tools"].append(next(t.openai_schema() for t in hub.registry.tools.values()
+                                if t.server not in forged["servers"]))
+    assert check_example(forged, hub)[0] == "offered_tools"
 
 
 def test_replay_records_each_turns_effect_and_reads_leave_none(

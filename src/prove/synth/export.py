@@ -74,6 +74,7 @@ def example_summary(example: Mapping[str, Any]) -> dict[str, Any]:
         "turns": len(example["turns"]),
         "calls_per_turn": [len(t["calls"]) for t in example["turns"]],
         "perturbations": sorted({p["type"] for p in example["perturbations"]}),
+        "offered_tools": len(example.get("tools", ())),
         "teacher": example["teacher"]["name"],
         "n_errors": example["replay"]["n_errors"],
     }
@@ -85,7 +86,8 @@ def dataset_card(summaries: Sequence[Mapping[str, Any]], funnel: Mapping[str, An
     teacher, plus the funnel and rejection reasons (no timings: the card is reproducible).
     `summaries` are `example_summary` dicts (full examples are summarised on the fly)."""
     by = {name: Counter() for name in ("kind", "split", "server", "chain_length", "turns",
-                                       "calls_per_turn", "perturbation", "teacher", "servers_per_example")}
+                                       "calls_per_turn", "perturbation", "teacher", "servers_per_example",
+                                       "offered_tools")}
     recovered = 0
     for s in summaries:
         if "messages" in s:
@@ -102,6 +104,7 @@ def dataset_card(summaries: Sequence[Mapping[str, Any]], funnel: Mapping[str, An
             by["perturbation"][p] += 1
         by["teacher"][s["teacher"]] += 1
         by["servers_per_example"][str(len(s["servers"]))] += 1
+        by["offered_tools"][str(s.get("offered_tools", 0))] += 1  # tools offered to the model
         recovered += s["n_errors"] > 0
     return {
         "n_examples": len(summaries),

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol
@@ -111,9 +111,12 @@ class Script:
     global_seed: int = 0
     val_fraction: float = 0.1
 
-    def truncate(self, stop: int, keep_last: bool = False) -> None:
+    def truncate(self, stop: int, keep_last: bool = False,
+                 server_of: Callable[[str], str] | None = None) -> None:
         """Keep chain positions < stop (a step that cannot run ends the conversation early);
-        turns are cut to match (an abstention turn at the end is kept when `keep_last`)."""
+        turns are cut to match (an abstention turn at the end is kept when `keep_last`). With
+        `server_of` (tool name -> server), a server the cut chain no longer uses stops being
+        offered: its tools and its enum removals go, recorded distractors stay."""
         tail = self.turns[-1] if keep_last else None
         body = self.turns[:-1] if keep_last else self.turns
         turns = []
@@ -134,6 +137,14 @@ class Script:
                                tuple(e for e in c.edges if e.target < stop))
         self.turns = turns
         self.split = chain_split(self.chain.chain_id, self.val_fraction, self.global_seed)
+        if server_of is not None:
+            keep = set(self.servers)
+            recorded = {n for p in self.perturbations if p.get("type") == "distractor_tools"
+                        for n in p["tools"]}
+            self.perturbations = [p for p in self.perturbations if p.get("type") != "enum_removed"
+                                  or server_of(p["tool"]) in keep]
+            self.tools = [t for t in self.tools if server_of(t["function"]["name"]) in keep
+                          or t["function"]["name"] in recorded]
 
     @property
     def servers(self) -> list[str]:

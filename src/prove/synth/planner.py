@@ -196,7 +196,8 @@ class Planner:
         if stop < least or (kind == "clarification" and stop <= script.turns[1].steps[0]):
             raise exc
         original = script.chain.chain_id
-        script.truncate(stop, keep_last=kind == "abstention")
+        script.truncate(stop, keep_last=kind == "abstention",
+                        server_of=lambda name: self.reg.tool(name).server)
         acts = [t for t in script.turns if t.kind == "act"]
         if kind == "multi_turn" and len(acts) < 2:
             only = acts[0]

@@ -1,7 +1,7 @@
 """Replay validation and filters: replay ground truth on a fresh episode (results, state hash and
 each turn's effect on the records), error rate, provenance.
 
-    reason = check_example(example, hub)      # None when kept, else "replay_mismatch", ...
+    reason = check_example(example, hub)      # None when kept, else "offered_tools", "replay_mismatch", ...
     report = replay_example(example, Hub())    # from a JSONL line alone, on a fresh server
 
 Everything is recomputed from the example itself (messages, turns, seed, servers), so a forged or
@@ -18,6 +18,7 @@ from typing import Any
 
 from prove.env.effects import effect_hash
 from prove.env.hub import Hub
+from prove.env.registry import Registry
 from prove.synth.evidence import (
     call_stats,
     ground_truth_calls,
@@ -25,7 +26,7 @@ from prove.synth.evidence import (
     successful_tool_messages,
 )
 
-__all__ = ["ReplayReport", "replay_example", "check_example", "MAX_ERROR_RATE"]
+__all__ = ["ReplayReport", "replay_example", "check_example", "offered_problems", "MAX_ERROR_RATE"]
 
 MAX_ERROR_RATE = 0.30
 """Keep a conversation only if fewer than 30% of its calls failed (the paper's filter)."""
@@ -78,9 +79,33 @@ def replay_example(example: Mapping[str, Any], hub: Hub, episode: str | None = N
     return ReplayReport(True, state_hash, turn_effects=turn_effects)
 
 
+def offered_problems(example: Mapping[str, Any], registry: Registry) -> list[str]:
+    """How the offered tools differ from the example's servers' tools plus its recorded
+    distractors (each once); [] when they are exactly that."""
+    offered = [t["function"]["name"] for t in example.get("tools", ())]
+    recorded = {n for p in example.get("perturbations", ()) if p.get("type") == "distractor_tools"
+                for n in p.get("tools", ())}
+    servers = set(example.get("servers", ()))
+    should = {t.name for s in servers for t in registry.server(s).tools} | recorded
+    problems = [f"offered twice: {n}" for n in sorted({n for n in offered if offered.count(n) > 1})]
+    extra = sorted(set(offered) - should)
+    if extra:
+        others = sorted({registry.tool(n).server for n in extra if n in registry.tools})
+        problems.append(f"offered but neither of servers {sorted(servers)} nor a recorded "
+                        f"distractor: {', '.join(extra[:5])} (servers {', '.join(others)})")
+    missing = sorted(should - set(offered))
+    if missing:
+        problems.append(f"not offered: {', '.join(missing[:5])}")
+    return problems
+
+
 def check_example(example: Mapping[str, Any], hub: Hub, max_error_rate: float = MAX_ERROR_RATE,
                   ) -> tuple[str | None, str]:
-    """(rejection reason or None, detail): replay first, then error rate, then provenance."""
+    """(rejection reason or None, detail): the offered tools, replay, then error rate, then
+    provenance."""
+    offered = offered_problems(example, hub.registry)
+    if offered:
+        return "offered_tools", "; ".join(offered)[:300]
     report = replay_example(example, hub)
     if not report.ok:
         return "replay_mismatch", f"{report.reason}: {report.mismatches[:2]}"
