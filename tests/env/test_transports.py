@@ -15,6 +15,7 @@ from mcp import Client, StdioServerParameters
 
 from prove.env import Hub, load_registry
 from prove.env.client import EnvClient, EnvClientError, logged_from_result
+from prove.env.effects import effect_hash
 from prove.env.sampling import ValuePool, random_calls
 
 REG = load_registry()
@@ -33,31 +34,41 @@ def _sequence(server: str, seed: int, n: int, rng_seed: int) -> list[dict]:
 
 
 def _replay(seed: int, calls: list[dict], servers: list[str]) -> tuple[list[dict], str]:
+    out, digest, _ = _replay_with_effect(seed, calls, servers)
+    return out, digest
+
+
+def _replay_with_effect(seed: int, calls: list[dict], servers: list[str]
+                        ) -> tuple[list[dict], str, dict]:
     eid = f"replay-{len(_REPLAY_HUB.store)}-{id(calls)}"
     _REPLAY_HUB.open(eid, seed)
     out = [_REPLAY_HUB.call(c["name"], c["arguments"], episode_id=eid) for c in calls]
     digest = _REPLAY_HUB.state_hash(eid, servers)
+    effect = _REPLAY_HUB.effect(eid, servers)
     _REPLAY_HUB.close(eid)
-    return out, digest
+    return out, digest, effect
 
 
 def test_same_calls_same_results_and_hash_in_process_and_over_http(env_server) -> None:
     seed = 9
     calls = [c for s in SERVERS for c in _sequence(s, seed, 25, 1)]
-    expected, expected_hash = _replay(seed, calls, SERVERS)
+    expected, expected_hash, expected_effect = _replay_with_effect(seed, calls, SERVERS)
     assert any(e["ok"] for e in expected) and any(not e["ok"] for e in expected)
+    assert any(expected_effect.values())  # some write went through
 
-    async def run() -> tuple[list[dict], str]:
+    async def run() -> tuple[list[dict], str, dict]:
         async with EnvClient(env_server.url) as env:
             ep = env.episode("door-http", seed=seed)
             got = [await ep.call(c["name"], c["arguments"]) for c in calls]
             digest = await ep.state_hash(SERVERS)
+            effect = await ep.effect(SERVERS)
             assert await ep.close()
-            return got, digest
+            return got, digest, effect
 
-    got, digest = asyncio.run(run())
+    got, digest, effect = asyncio.run(run())
     assert got == expected
     assert digest == expected_hash
+    assert effect == {"effect": expected_effect, "hash": effect_hash(expected_effect)}
 
 
 def test_same_calls_same_results_and_hash_over_stdio() -> None:

@@ -230,6 +230,17 @@ class EnvClient:
         path = f"/control/episodes/{episode_id}/hash{query}"
         return (await self._control(url, "GET", path, headers=headers))["hash"]
 
+    async def effect(
+        self, episode_id: str, servers: Sequence[str] | None = None, token: str | None = None
+    ) -> dict[str, Any]:
+        """What the episode's calls did to `servers`' records (prove.env.effects):
+        {"effect": {server: diff}, "hash": effect_hash}."""
+        query = f"?servers={','.join(servers)}" if servers else ""
+        url = self.url_for(_episode_id(episode_id))
+        headers = {TOKEN_HEADER: token or self.episode_token(episode_id)}
+        return await self._control(url, "GET", f"/control/episodes/{episode_id}/effect{query}",
+                                   headers=headers)
+
     async def server_max_prefix(self, episode_id: str) -> int:
         """The server's `--max-prefix` (how many calls one open may replay)."""
         if self.max_prefix is None:
@@ -441,6 +452,18 @@ class EpisodeHandle:
         for attempt in range(self.max_attempts):
             try:
                 return await self.env.state_hash(self.episode_id, servers, token=self.token)
+            except (EnvUnavailable, EpisodeLostError, EnvTimeout):
+                if attempt == self.max_attempts - 1:
+                    raise
+                await self.rebuild()
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    async def effect(self, servers: Sequence[str] | None = None) -> dict[str, Any]:
+        """The episode's effect on the records (`EnvClient.effect`), rebuilt first as
+        `state_hash` does if the server lost the episode."""
+        for attempt in range(self.max_attempts):
+            try:
+                return await self.env.effect(self.episode_id, servers, token=self.token)
             except (EnvUnavailable, EpisodeLostError, EnvTimeout):
                 if attempt == self.max_attempts - 1:
                     raise

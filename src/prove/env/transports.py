@@ -6,7 +6,7 @@
 The episode travels in the request's `_meta` (`episode_id`, `seed`, `prefix`, `resume`, and for
 exactly-once calls `token` and `seq`, see `prove.env.hub`); a call without `_meta` (any stock MCP
 client) uses the default episode, seed 0, which is opened lazily and, if it is ever evicted, is
-reported lost once and then reseeded (a stock client has no way to rebuild it). Episode control (open/close/hash) lives under `/control/`,
+reported lost once and then reseeded (a stock client has no way to rebuild it). Episode control (open/close/hash/effect) lives under `/control/`,
 outside MCP, so a policy never sees it in its tool list.
 
 Safe by default (`Guard`, in front of every route): the Host header must name a loopback address
@@ -43,6 +43,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from prove.env.effects import effect_hash
 from prove.env.hub import MAX_DEPTH, EpisodeError, EpisodeLost, Hub, HubFull, nesting_depth
 
 __all__ = [
@@ -445,11 +446,22 @@ def build_http_app(
             return error(exc)
         return JSONResponse({"hash": digest})
 
+    async def episode_effect(request: Request) -> JSONResponse:
+        raw = request.query_params.get("servers")
+        servers_q = [s for s in raw.split(",") if s] if raw else None
+        try:
+            effect = hub.effect(request.path_params["episode_id"], servers_q,
+                                request.headers.get(TOKEN_HEADER))
+        except (EpisodeError, KeyError) as exc:
+            return error(exc)
+        return JSONResponse({"effect": effect, "hash": effect_hash(effect)})
+
     routes += [
         Route("/control/health", health, methods=["GET"]),
         Route("/control/tools", tools, methods=["GET"]),
         Route("/control/episodes", open_episode, methods=["POST"]),
         Route("/control/episodes/{episode_id:path}/hash", episode_hash, methods=["GET"]),
+        Route("/control/episodes/{episode_id:path}/effect", episode_effect, methods=["GET"]),
         Route("/control/episodes/{episode_id:path}", close_episode, methods=["DELETE"]),
     ]
 
