@@ -28,8 +28,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # the module fixture
 # 0.74 -> 1.14 (sum of the two rows' expected reward), and 0.74 -> 0.40 with the reward negated;
 # ~95 s here.
 DIRECTION_LR = 5e-5
-DIRECTION_STEPS = 2
-DIRECTION_SAMPLES = 4  # fixed rollouts per row on which the update is judged
 
 
 def _weights(folder: str | Path) -> dict[str, Any]:
@@ -204,57 +202,74 @@ def test_heldout_evaluation_runs_the_trained_folder_live(chain: dict[str, Any]) 
     assert summary["gt_calls_per_turn"] == sum(n_gt) / 2 and summary["turns"] == 2.0
 
 
-def test_trl_grpo_steps_raise_the_prompts_expected_reward(chain: dict[str, Any], live_env: Any,
-                                                          tmp_path: Path) -> None:
-    """The update's direction, not the research result: a few GRPO steps of TRL's trainer (PROVE's
-    reward, live episodes) on two prompts make the rollouts that scored better likelier; a flipped
-    advantage (or loss sign) makes them less likely and fails it. Fixed rollouts of the SFT model
-    (seed 11) are scored once; their log-probabilities before and after the steps reweight those
-    rewards into each prompt's expected reward under the trained policy (self-normalised
-    importance weights), which must rise above the SFT model's mean."""
+def _sequence_logps(model: Any, batch: dict[str, Any], temperature: float) -> Any:
+    """Each trajectory's log-probability under `model` as TRL's GRPO loss reads it: prompt and
+    completion ids with their masks, logits over the temperature, the completion's tokens counted
+    where the loss counts them (``completion_mask * tool_mask``: the tool turns are not the model's)."""
+    import torch
+
+    ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], dim=1)
+    mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+    n = batch["completion_ids"].shape[1]
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=mask).logits[:, -n - 1:-1].float() / temperature
+    tokens = torch.log_softmax(logits, -1).gather(-1, batch["completion_ids"].unsqueeze(-1)).squeeze(-1)
+    counted = batch["completion_mask"] * batch.get("tool_mask", torch.ones_like(batch["completion_mask"]))
+    return (tokens * counted).sum(-1)
+
+
+def test_a_trl_grpo_step_makes_its_better_rollouts_likelier(chain: dict[str, Any], live_env: Any,
+                                                            tmp_path: Path) -> None:
+    """The update's direction, not the research result: one optimiser step of TRL's GRPO trainer
+    (PROVE's reward, live episodes, both prompts in one step) raises the log-probability of the
+    rollouts it scored above their group's mean against the others, on the very rollouts it
+    trained on: sum_i A_i * (log pi_after(y_i) - log pi_before(y_i)) > 0. That is the first-order
+    property of a policy-gradient step (Adam's first step moves every weight against its gradient),
+    whatever the data; a flipped advantage or loss sign makes it negative. (An earlier form judged
+    two steps on separately sampled rollouts, reweighted; its verdict followed which two prompts
+    the synthesis produced, and it failed when they changed.)"""
     pytest.importorskip("trl", reason="the train extra (trl) is not installed")
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from prove.train.trl_engine import (
-        completion_logprobs,
-        make_trainer,
-        reweighted_rewards,
-        sample_rollouts,
-        trl_dataset,
-        trl_settings,
-    )
+    from prove.train.trl_engine import make_trainer, trl_dataset, trl_settings
 
     cfg = chain["cfg"]
     cfg = dataclasses.replace(
-        cfg, data=dataclasses.replace(cfg.data, rl_train=cfg.data.rl_val),  # both rows, every step
-        verl={**cfg.verl, "data.train_batch_size": 1, "actor_rollout_ref.actor.use_kl_loss": False,
+        cfg, data=dataclasses.replace(cfg.data, rl_train=cfg.data.rl_val),  # both rows, one step
+        verl={**cfg.verl, "data.train_batch_size": 2, "actor_rollout_ref.actor.ppo_mini_batch_size": 2,
+              "actor_rollout_ref.actor.use_kl_loss": False,
               "data.max_response_length": 128, "actor_rollout_ref.rollout.response_length": 128,
               "actor_rollout_ref.rollout.multi_turn.max_assistant_turns": 2})
     variant = dataclasses.replace(cfg.variant("default"), lr=DIRECTION_LR)
     temperature = trl_settings(cfg.verl).temperature
     sft = json.loads(chain["sft"].model.read_text())["hf_model"]
-    rows = list(trl_dataset(cfg.data.rl_val))
-    assert len(rows) == 2
-
-    tokenizer = AutoTokenizer.from_pretrained(sft)
-    tokenizer.padding_side = "left"
-    policy = AutoModelForCausalLM.from_pretrained(sft, dtype=torch.float32)
-    samples = sample_rollouts(policy, tokenizer, cfg, [live_env.url], rows, k=DIRECTION_SAMPLES, seed=11)
-    groups = samples.per_row(samples.rewards)
-    assert any(max(g) > min(g) for g in groups), f"no reward spread in any group: {groups}"
-    before = completion_logprobs(policy, samples, temperature)
+    assert len(list(trl_dataset(cfg.data.rl_val))) == 2
 
     trainer = make_trainer(sft, cfg, variant, [live_env.url], tmp_path / "ckpt", "direction",
-                           steps=DIRECTION_STEPS, report_to=[])
+                           steps=1, report_to=[])
+    batches: list[dict[str, Any]] = []
+    generate = trainer._generate_and_score_completions
+
+    def recorded(inputs: Any) -> Any:
+        out = generate(inputs)  # the policy before the step generated these
+        batch = {k: v.detach().clone() for k, v in out.items() if torch.is_tensor(v)}
+        batch["before"] = _sequence_logps(trainer.model, batch, temperature)
+        batches.append(batch)
+        return out
+
+    trainer._generate_and_score_completions = recorded
     try:
         trainer.train()
     finally:
         trainer.prove_rollout.close()
-    assert trainer.state.global_step == DIRECTION_STEPS
-    after = completion_logprobs(trainer.model, samples, temperature)
+    assert trainer.state.global_step == 1 and len(batches) == 1
+    batch = batches[0]
+    advantages = batch["advantages"].float()
+    assert len(advantages) == 2 * cfg.verl["actor_rollout_ref.rollout.n"]
+    assert advantages.abs().sum() > 0, "no reward spread in either group: nothing to learn"
+    after = _sequence_logps(trainer.model, batch, temperature)
+    moved = after - batch["before"]
+    assert moved.abs().sum() > 0, "the step did not change the policy"
+    direction = float((advantages * moved).sum())
+    assert direction > 0, {"advantages": advantages.tolist(), "log_prob_change": moved.tolist()}
 
-    start = [sum(g) / len(g) for g in groups]
-    trained = reweighted_rewards(samples, before, after)
-    assert after != before, "the steps did not change the policy"
-    assert sum(trained) > sum(start), {"sft": start, "after_grpo": trained, "rewards": groups}
