@@ -42,8 +42,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["TrlSettings", "trl_settings", "GPU_MICRO_BATCH", "batch_settings", "grpo_config_kwargs", "grpo_args", "trl_dataset", "ProveRollout", "stop_tokens",
-           "make_trainer", "train", "Samples", "sample_rollouts", "completion_logprobs",
-           "reweighted_rewards", "TRL_VLLM_RANGE", "hide_unsupported_vllm", "main"]
+           "make_trainer", "train", "TRL_VLLM_RANGE", "hide_unsupported_vllm", "main"]
 
 
 @dataclass(frozen=True)
@@ -384,94 +383,6 @@ class ProveRollout:
 
         self.loop.run_until_complete(close_clients())
         self.loop.close()
-
-
-@dataclass(frozen=True)
-class Samples:
-    """``k`` sampled rollouts of each of some rows: the batch (each row repeated ``k`` times, in
-    order), what :meth:`ProveRollout.rollouts` returned for it, and each rollout's reward."""
-
-    rows: list[Mapping[str, Any]]
-    k: int
-    prompt_ids: list[list[int]]
-    completion_ids: list[list[int]]
-    env_mask: list[list[int]]
-    tool_calls: list[list[dict[str, Any]]]
-    rewards: list[float]
-
-    def per_row(self, values: Sequence[float]) -> list[list[float]]:
-        """``values`` (one per rollout) grouped by row: one list of ``k`` per row."""
-        if len(values) != len(self.rows):
-            raise ValueError(f"{len(values)} values for {len(self.rows)} rollouts")
-        return [list(values[i:i + self.k]) for i in range(0, len(values), self.k)]
-
-
-def sample_rollouts(model: Any, tokenizer: Any, cfg: Any, env_urls: Sequence[str],
-                    rows: Sequence[Mapping[str, Any]], *, k: int, seed: int,
-                    reward: str = "prove") -> Samples:
-    """``k`` rollouts of each row by ``model`` (the config's sampling, torch seeded with ``seed``)
-    against live episodes, scored under the reward config ``reward``: what a GRPO step's groups see."""
-    import torch
-
-    from prove.reward.trl import score_batch
-
-    if k < 1:
-        raise ValueError(f"k={k}: rollouts per row must be at least 1")
-    rollout = ProveRollout(tokenizer, env_urls, trl_settings(cfg.verl), timeout=cfg.env.timeout,
-                           tag=f"sample-{seed}", template_kwargs=cfg.chat_template_kwargs())
-    batch = [row for row in rows for _ in range(k)]
-    torch.manual_seed(seed)
-    try:
-        out = rollout.rollouts(model, batch)
-    finally:
-        rollout.close()
-    scores = score_batch(out["completion_ids"], [r["ground_truth"] for r in batch],
-                         [r["tools"] for r in batch], out["tool_calls"], reward)
-    return Samples(rows=batch, k=k, prompt_ids=out["prompt_ids"], completion_ids=out["completion_ids"],
-                   env_mask=out["env_mask"], tool_calls=out["tool_calls"],
-                   rewards=[float(s["score"]) for s in scores])
-
-
-def completion_logprobs(model: Any, samples: Samples, temperature: float) -> list[float]:
-    """Per rollout, the log-probability ``model`` gives its generated tokens (``env_mask`` 1; tool
-    results excluded) with logits divided by ``temperature``, as GRPO's loss scores them."""
-    import torch
-
-    if temperature <= 0:
-        raise ValueError(f"temperature={temperature}: log-probabilities need a temperature above 0")
-    was_training = model.training
-    model.eval()
-    out = []
-    try:
-        with torch.no_grad():
-            for prompt, completion, mask in zip(samples.prompt_ids, samples.completion_ids,
-                                                samples.env_mask, strict=True):
-                if not completion:
-                    out.append(0.0)
-                    continue
-                ids = torch.tensor([prompt + completion])
-                logits = model(input_ids=ids).logits[0, len(prompt) - 1:-1].float() / temperature
-                picked = torch.log_softmax(logits, dim=-1).gather(-1, torch.tensor(completion)[:, None])[:, 0]
-                out.append(float((picked * torch.tensor(mask, dtype=picked.dtype)).sum()))
-    finally:
-        if was_training:
-            model.train()
-    return out
-
-
-def reweighted_rewards(samples: Samples, before: Sequence[float], after: Sequence[float]) -> list[float]:
-    """Per row, the mean reward of the policy that gave ``after`` (log-probabilities of the sampled
-    rollouts, :func:`completion_logprobs`), estimated from the rollouts the ``before`` policy
-    sampled: self-normalised importance weights ``exp(after - before)``. Equal log-probabilities
-    give the plain mean; an update that made the better rollouts likelier gives more."""
-    means = []
-    for rewards, lo, hi in zip(samples.per_row(samples.rewards), samples.per_row(before),
-                               samples.per_row(after), strict=True):
-        ratios = [b - a for a, b in zip(lo, hi, strict=True)]
-        top = max(ratios)
-        weights = [math.exp(r - top) for r in ratios]
-        means.append(sum(w * x for w, x in zip(weights, rewards, strict=True)) / sum(weights))
-    return means
 
 
 def _calls_column(completions: Any = (), tool_calls: Sequence[Any] | None = None, **_: Any) -> list[float]:
