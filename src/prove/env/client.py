@@ -449,21 +449,17 @@ class EpisodeHandle:
     async def state_hash(self, servers: Sequence[str] | None = None) -> str:
         """The episode's state hash; a server that restarted (or lost the episode) in between is
         waited for and the episode rebuilt from its log first, as a call would be."""
-        for attempt in range(self.max_attempts):
-            try:
-                return await self.env.state_hash(self.episode_id, servers, token=self.token)
-            except (EnvUnavailable, EpisodeLostError, EnvTimeout):
-                if attempt == self.max_attempts - 1:
-                    raise
-                await self.rebuild()
-        raise AssertionError("unreachable")  # the loop returns or raises
+        return await self._read(self.env.state_hash, servers)
 
     async def effect(self, servers: Sequence[str] | None = None) -> dict[str, Any]:
         """The episode's effect on the records (`EnvClient.effect`), rebuilt first as
         `state_hash` does if the server lost the episode."""
+        return await self._read(self.env.effect, servers)
+
+    async def _read(self, read: Any, servers: Sequence[str] | None) -> Any:
         for attempt in range(self.max_attempts):
             try:
-                return await self.env.effect(self.episode_id, servers, token=self.token)
+                return await read(self.episode_id, servers, token=self.token)
             except (EnvUnavailable, EpisodeLostError, EnvTimeout):
                 if attempt == self.max_attempts - 1:
                     raise

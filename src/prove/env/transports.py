@@ -436,25 +436,24 @@ def build_http_app(
         except EpisodeError as exc:
             return error(exc)
 
-    async def episode_hash(request: Request) -> JSONResponse:
-        raw = request.query_params.get("servers")
-        servers_q = [s for s in raw.split(",") if s] if raw else None
-        try:
-            digest = hub.state_hash(request.path_params["episode_id"], servers_q,
-                                    request.headers.get(TOKEN_HEADER))
-        except (EpisodeError, KeyError) as exc:
-            return error(exc)
-        return JSONResponse({"hash": digest})
+    def episode_read(read: Any) -> Any:
+        """A GET on one episode: `read(episode_id, servers, token)`'s JSON, or the error."""
+        async def endpoint(request: Request) -> JSONResponse:
+            raw = request.query_params.get("servers")
+            servers_q = [s for s in raw.split(",") if s] if raw else None
+            try:
+                return JSONResponse(read(request.path_params["episode_id"], servers_q,
+                                         request.headers.get(TOKEN_HEADER)))
+            except (EpisodeError, KeyError) as exc:
+                return error(exc)
+        return endpoint
 
-    async def episode_effect(request: Request) -> JSONResponse:
-        raw = request.query_params.get("servers")
-        servers_q = [s for s in raw.split(",") if s] if raw else None
-        try:
-            effect = hub.effect(request.path_params["episode_id"], servers_q,
-                                request.headers.get(TOKEN_HEADER))
-        except (EpisodeError, KeyError) as exc:
-            return error(exc)
-        return JSONResponse({"effect": effect, "hash": effect_hash(effect)})
+    def effect_of(episode_id: str, servers_q: list[str] | None, token: str | None) -> dict[str, Any]:
+        effect = hub.effect(episode_id, servers_q, token)
+        return {"effect": effect, "hash": effect_hash(effect)}
+
+    episode_hash = episode_read(lambda e, s, t: {"hash": hub.state_hash(e, s, t)})
+    episode_effect = episode_read(effect_of)
 
     routes += [
         Route("/control/health", health, methods=["GET"]),
