@@ -61,12 +61,18 @@ def find(table: Mapping[str, T], key: str, *, hint: str | None = None) -> T:
     first = next(iter(table.values()), None)
     own = _record_kind(type(first)) if hasattr(first, "model_json_schema") else None
     param, declared = _holder(key, own)
-    kind = own or declared or "record"
+    raise _not_found(table, key, param, (own or declared or "record").replace("_", " "), hint)
+
+
+def _not_found(table: Mapping[str, Any], key: str, param: str | None, kind: str,
+               hint: str | None) -> ToolError:
+    """The not_found error of `find` and `lookup`: the entity, the parameter when known, and
+    `hint` or some valid ids (as message and as `choices`)."""
     where = f" (parameter '{param}')" if param else ""
     tail = hint if hint is not None else f"known: {known(table)}"
-    raise ToolError(f"{kind.replace('_', ' ')} '{key}' not found{where}; {tail}",
-                    reason="not_found", params=(param,) if param else (), rejected=(key,),
-                    choices=shown(table) if hint is None else ())
+    return ToolError(f"{kind} '{key}' not found{where}; {tail}", reason="not_found",
+                     params=(param,) if param else (), rejected=(key,),
+                     choices=shown(table) if hint is None else ())
 
 
 def shown(ids: Iterable[str], limit: int = 8) -> tuple[str, ...]:
@@ -91,10 +97,7 @@ def lookup(table: Mapping[str, T], key: str, param: str, kind: str, hint: str | 
     """
     item = table.get(key)
     if item is None:
-        tail = hint if hint is not None else f"known: {known(table)}"
-        raise ToolError(f"{kind} '{key}' not found (parameter '{param}'); {tail}", reason="not_found",
-                        params=(param,), rejected=(key,),
-                        choices=shown(table) if hint is None else ())
+        raise _not_found(table, key, param, kind, hint)
     return item
 
 

@@ -32,11 +32,11 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError as McpToolError
 
 from prove.env.effects import state_diff
 from prove.env.episodes import DEFAULT_EPISODE, Episode, EpisodeStore, StoreFull
-from prove.env.errors import detail_of
+from prove.env.errors import ToolError, detail_of
 from prove.env.registry import Registry, ServerSpec, load_registry
 from prove.env.state import ServerState, writing
 
@@ -515,9 +515,8 @@ class Hub:
         if spec is None or (server is not None and spec.server != server):
             error, close = self._unknown_tool(name, server)
             return {"name": name, "arguments": arguments, "ok": False, "error": error,
-                    "detail": {"reason": "unknown_tool", "params": [], "rejected_params": [],
-                               "rejected": [str(name)[:80]],
-                               "choices": close, "wanted": []}}
+                    "detail": ToolError(error, reason="unknown_tool", rejected=(str(name)[:80],),
+                                        choices=close).detail_for(None)}
         try:
             kwargs = spec.validate(arguments)
             if spec.write:
@@ -537,7 +536,7 @@ class Hub:
                         self.store.settle(episode)
             else:
                 result = spec.fn(state, **kwargs)
-        except ToolError as exc:
+        except McpToolError as exc:  # servers raise prove.env.errors.ToolError, a subclass
             return {"name": name, "arguments": arguments, "ok": False, "error": str(exc),
                     "detail": detail_of(exc, arguments if isinstance(arguments, Mapping) else None)}
         return {"name": name, "arguments": arguments, "ok": True,
