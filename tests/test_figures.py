@@ -24,11 +24,11 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Notebook 04's tables exactly as 04 writes them, 06's held-out summary in its columns, and one
     GRPO and one SFT run in VERL's file-logger format."""
     from prove.eval.heldout import SUMMARY_KEYS
-    from prove.reward import ABLATIONS, analysis
+    from prove.reward import CALL_ABLATIONS, analysis
 
     out = tmp_path_factory.mktemp("results")
-    analysis.cases_table(ABLATIONS).to_csv(out / "reward_cases.csv", index=False)
-    analysis.verbosity_curve(12, ABLATIONS).to_csv(out / "reward_verbosity.csv", index=False)
+    analysis.cases_table(CALL_ABLATIONS).to_csv(out / "reward_cases.csv", index=False)
+    analysis.verbosity_curve(12, CALL_ABLATIONS).to_csv(out / "reward_verbosity.csv", index=False)
     analysis.coverage_grid(max_calls=12).to_csv(out / "reward_coverage_grid.csv", index=False)
     analysis.budget_table().to_csv(out / "reward_budget.csv")
     analysis.efficiency_curves().to_csv(out / "reward_efficiency.csv", index=False)

@@ -20,6 +20,10 @@ per example and user turn, and SFT rows); neither stage owns it, so neither impo
   VERL's per-row tool filter), need_tools_kwargs, and tools_kwargs = {"prove": {"create_kwargs":
   {seed, prefix, servers}}} — one key for every row, so the parquet schema stays fixed (keys per
   tool name would union to 343 nullable columns); ``ProveTool`` reads it from there.
+  ``expected_effect``: the SHA-256 of what the ground truth's calls, from the seed through this
+  turn's, did to the records (``prove.env.effects``; the example's ``replay.turn_effects[turn]``,
+  checked by replay validation; "" for an example recorded without it). A rollout that ends with
+  this effect reached the turn's outcome, whatever calls it made (the reward's ``outcome``).
 
 JSON strings are used wherever values are heterogeneous (arguments, schemas, calls): parquet would
 otherwise union every key of every row into nullable struct fields.
@@ -66,6 +70,7 @@ def _arrow_schemas() -> tuple[Any, Any]:
         ("seed", pa.int64()), ("prefix", pa.string()), ("tools", pa.string()),
         ("tool_selection", pa.list_(pa.string())), ("need_tools_kwargs", pa.bool_()),
         ("tools_kwargs", pa.struct([(PROVE_KWARGS_KEY, pa.struct([("create_kwargs", create_kwargs)]))])),
+        ("expected_effect", pa.string()),
     ])
     rl = pa.schema([
         ("data_source", pa.string()), ("agent_name", pa.string()), ("prompt", pa.list_(message)),
@@ -180,6 +185,10 @@ def turn_row(example: Mapping[str, Any], turn: int, *, index: int, split: str = 
     servers = [str(s) for s in example.get("servers", [])]
     seed = int(example["seed"])
     prefix_json = _json(prefix)
+    effects = (example.get("replay") or {}).get("turn_effects") or []
+    if effects and len(effects) != len(turns):
+        raise ValueError(f"example {example.get('id')!r}: {len(effects)} recorded turn effects "
+                         f"but {len(turns)} turns")
     return {
         "data_source": DATA_SOURCE,
         "agent_name": AGENT_NAME,
@@ -200,6 +209,7 @@ def turn_row(example: Mapping[str, Any], turn: int, *, index: int, split: str = 
             "need_tools_kwargs": True,
             "tools_kwargs": {PROVE_KWARGS_KEY: {"create_kwargs": {
                 "seed": seed, "prefix": prefix_json, "servers": servers}}},
+            "expected_effect": str(effects[turn]) if effects else "",
         },
     }
 

@@ -327,7 +327,8 @@ def runs_table(runs: Iterable[Mapping[str, Any]]) -> Any:
 
 
 COMPARE_CURVES = (("critic/score/mean", "mean reward per step"), ("train/loss", "SFT loss (nats/token)"))
-COMPARE_SUMMARY = ("heldout/heldout_reward", "heldout/heldout_coverage", "heldout/exact_turn")
+COMPARE_SUMMARY = ("heldout/heldout_reward", "heldout/heldout_coverage", "heldout/exact_turn",
+                   "heldout/state_success")
 
 
 def runs_comparison_figure(runs: Iterable[Mapping[str, Any]]) -> Any:

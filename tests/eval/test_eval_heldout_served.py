@@ -105,6 +105,10 @@ def test_served_evaluation_runs_every_row_once_in_order_and_concurrently(
     gt = [json.loads(r["reward_model"]["ground_truth"]) for r in rows]
     assert list(turns["n_gt"]) == [len(g["calls"]) for g in gt]
     assert turns["score"].between(0, 1).all() and (turns["response_tokens"] > 0).all()
+    # every turn's state was read from its live episode and compared with the row's expected effect
+    assert turns["state_success"].isin([0.0, 1.0]).all()
+    assert [r["extra_info"]["expected_effect"] for r in rows] == \
+        [r["extra_info"]["expected_effect"] for r in raw] and all(r["extra_info"]["expected_effect"] for r in rows)
 
     assert llm.requests >= ROWS and llm.generated_tokens > 0
     assert llm.max_in_flight > 1, "the rows' generations never overlapped: vLLM had nothing to batch"

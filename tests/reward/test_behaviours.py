@@ -86,5 +86,25 @@ def test_ablations_remove_exactly_the_signal_they_name(scores: pd.DataFrame) -> 
     assert (wins["prove"] == 1.0).all(), wins["prove"]
 
 
+def test_the_outcome_follows_the_records_not_the_calls(scores: pd.DataFrame) -> None:
+    """Every rollout's effect is compared with its row's expected one: the exact answer always
+    reaches it, padding with reads reaches it too (reads leave no effect), and no call reaches it
+    only where the turn writes nothing; the paper's score ignores it (weight 0)."""
+    prove = scores[scores.config == "prove"].set_index(["example_id", "turn", "behaviour"])
+    assert (prove.outcome_known == 1).all()
+    assert (prove.xs("exact", level="behaviour").outcome == 1.0).all()
+    assert (prove.xs("padded", level="behaviour").outcome == 1.0).all()
+    no_call = prove.xs("no_call", level="behaviour")
+    exact = prove.xs("exact", level="behaviour")
+    assert (no_call.outcome == 0.0).any() and (no_call.outcome == 1.0).any()
+    # where no call reaches the outcome, the turn only read: a wrong value there changes nothing
+    reads_only = no_call.index[no_call.outcome == 1.0]
+    assert (exact.loc[reads_only].outcome == 1.0).all()
+    wins = discrimination(scores)
+    # the state alone cannot tell padding (more reads) from the answer, but the outcome ablation
+    # keeps PROVE's call-based components, so it still prefers the answer everywhere
+    assert (wins["outcome"] == 1.0).all(), wins["outcome"]
+
+
 def test_same_rows_same_table(rows: list[dict], scores: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(score_behaviours(rows), scores)

@@ -142,14 +142,46 @@ def changed(config: RewardConfig) -> set[str]:
 
 
 def test_every_ablation_exists_and_changes_only_what_it_says() -> None:
-    assert set(ABLATIONS) == {"prove", "recall_only", "beta0", *WEIGHT_OF}
+    assert set(ABLATIONS) == {"prove", "recall_only", "beta0", "outcome", *WEIGHT_OF}
     assert get_config(None) is PROVE is get_config("prove")
     for name, weight in WEIGHT_OF.items():
         config = ABLATIONS[name]
         assert changed(config) == {weight} and getattr(config, weight) == 0.0
     assert changed(ABLATIONS["beta0"]) == {"beta"} and ABLATIONS["beta0"].beta == 0.0
     recall = ABLATIONS["recall_only"]
-    assert recall.weights == (0.0, 1.0, 0.0, 0.0, 0.0)
+    assert recall.weights == (0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
+    assert changed(ABLATIONS["outcome"]) == {"w_outcome"} and ABLATIONS["outcome"].w_outcome > 0
+    assert PROVE.w_outcome == 0.0 and not PROVE.needs_state and ABLATIONS["outcome"].needs_state
+
+
+def test_the_outcome_weighs_nothing_in_proves_reward_and_its_share_under_the_ablation() -> None:
+    pred = executed(GT["calls"][:1])  # half the turn: imperfect on every call-based component
+    unknown = score_turn(pred, GT, TOOLS)
+    for verdict in (True, False):
+        known = score_turn(pred, GT, TOOLS, None, verdict)
+        assert known["score"] == unknown["score"]  # bit for bit: the paper's numbers are unchanged
+        assert known["outcome"] == float(verdict) and known["outcome_known"] == 1
+    assert unknown["outcome"] == 0.0 and unknown["outcome_known"] == 0
+    cfg = ABLATIONS["outcome"]
+    on, off = score_turn(pred, GT, TOOLS, cfg, True), score_turn(pred, GT, TOOLS, cfg, False)
+    assert on["score"] - off["score"] == pytest.approx(cfg.w_outcome / sum(cfg.weights))
+    with pytest.raises(ValueError, match="expected_effect"):
+        score_turn(pred, GT, TOOLS, cfg)  # a config that weighs the state needs the verdict
+
+
+def test_both_adapters_compare_the_rollouts_effect_with_the_rows() -> None:
+    log = executed(GT["calls"])
+    info = {"tools": TOOLS, "tool_calls": log, "expected_effect": "e1"}
+    assert compute_score("prove", "", GT, {**info, "effect_hash": "e1"})["outcome"] == 1.0
+    assert compute_score("prove", "", GT, {**info, "effect_hash": "e2"})["outcome"] == 0.0
+    assert compute_score("prove", "", GT, info)["outcome_known"] == 0
+    with pytest.raises(ValueError, match="w_outcome"):
+        compute_score("prove", "", GT, info, config="outcome")
+    rows = score_batch(["", ""], [GT, GT], [TOOLS, TOOLS], [log, log], "outcome", ["e1", "e2"], ["e1", "e1"])
+    assert [r["outcome"] for r in rows] == [1.0, 0.0] and rows[0]["score"] > rows[1]["score"]
+    reward = make_trl_reward("outcome")
+    assert reward(completions=["", ""], ground_truth=[GT, GT], tools=[TOOLS, TOOLS], tool_calls=[log, log],
+                  effect_hash=["e1", "e2"], expected_effect=["e1", "e1"]) == [r["score"] for r in rows]
 
 
 @pytest.mark.parametrize("name", list(WEIGHT_OF))
@@ -162,7 +194,7 @@ def test_a_zero_weight_component_is_still_reported_but_does_not_move_the_score(n
     assert 0.0 <= result[key] < 1.0  # the component is imperfect here...
     rest = [k for k in ("validity", "coverage", "efficiency", "name_signal", "arg_match")
             if k != key]
-    weights = dict(zip(("validity", "coverage", "efficiency", "name_signal", "arg_match"),
+    weights = dict(zip(("validity", "coverage", "efficiency", "name_signal", "arg_match", "outcome"),
                        config.weights, strict=True))
     expected = sum(weights[k] * result[k] for k in rest) / sum(weights[k] for k in rest)
     assert result["score"] == pytest.approx(expected)  # ...and the score is the mean of the rest

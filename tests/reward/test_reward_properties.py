@@ -16,6 +16,7 @@ from reward_strategies import (
 )
 
 from prove.reward import KEYS, compute_score, score_turn
+from prove.reward.compose import COMPONENT_KEYS, COUNT_KEYS
 
 PROPERTY = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -120,8 +121,8 @@ def test_any_json_like_input_gives_a_bounded_result_with_all_keys(
         result = score_turn(p, g, t)
         assert tuple(result) == KEYS
         assert 0.0 <= result["score"] <= 1.0
-        assert all(0.0 <= result[k] <= 1.0 for k in KEYS[1:6])
-        assert all(type(result[k]) is int and result[k] >= 0 for k in KEYS[6:])
+        assert all(0.0 <= result[k] <= 1.0 for k in COMPONENT_KEYS)
+        assert all(type(result[k]) is int and result[k] >= 0 for k in COUNT_KEYS)
     verl = compute_score("prove", str(pred), gt, {"tool_calls": pred, "tools": tools})
     assert tuple(verl) == KEYS and 0.0 <= verl["score"] <= 1.0
 

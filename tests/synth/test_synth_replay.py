@@ -103,6 +103,12 @@ def test_rows_one_per_user_turn_with_the_earlier_calls_as_prefix(
         episode = f"row/{info['example_id']}/{k}"
         logged = hub.open(episode, info["seed"], earlier)
         assert all(c["ok"] for c in logged)
+        # the row's expected effect is where its episode ends after the turn's ground truth: the
+        # prefix and the turn's calls, read over every server the episode touched
+        for call in json.loads(row["reward_model"]["ground_truth"])["calls"]:
+            assert hub.call(call["name"], call["arguments"], episode_id=episode)["ok"]
+        assert info["expected_effect"] == example["replay"]["turn_effects"][k] \
+            == effect_hash(hub.effect(episode))
         hub.close(episode)
 
 

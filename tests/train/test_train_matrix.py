@@ -47,10 +47,10 @@ def test_the_paper_matrix_sweeps_then_runs_every_ablation_at_the_picked_rate(tmp
     assert len(per_model) == 4
     for model_jobs in per_model.values():
         stages = [j.stage for j in model_jobs]
-        assert stages == ["sft"] + ["sweep"] * 3 + ["grpo"] * 7
+        assert stages == ["sft"] + ["sweep"] * 3 + ["grpo"] * 8
         ablations = [j for j in model_jobs if j.stage == "grpo"]
         assert {j.variant for j in ablations} == {"no_validity", "no_coverage", "no_efficiency", "no_name",
-                                                  "no_args", "beta0", "recall_only"}
+                                                  "no_args", "beta0", "recall_only", "outcome"}
         assert all(j.lr_key == PICK and len(j.after) == 3 for j in ablations)
 
 
@@ -124,7 +124,7 @@ def test_every_dry_run_line_is_a_comment_or_a_command_prove_train_accepts(
     results = tmp_path / "my results"  # a space: the commands must quote it
     assert main(["--profile", "paper", "--dry-run", "--results-dir", str(results)]) == 0
     commands = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("#")]
-    assert len(commands) == 4 * 11
+    assert len(commands) == 4 * 12
     parser = build_parser(exit_on_error=False)
     for line in commands:
         argv = shlex.split(line)

@@ -235,9 +235,33 @@ def test_scripted_ground_truth_runs_live_and_scores_one(tokenizer: Any, live_env
         tool_text = tokenizer.decode([t for t, m in zip(ids, mask, strict=True) if not m])
         assert "<tool_response>" in tool_text and "<tool_response>" not in model_text
         assert model_text.count("<tool_call>") == len(calls) and "Done." in model_text
+    assert data["expected_effect"] and out["effect_hash"] == [data["expected_effect"]] * 2
     scores = score_batch(out["completion_ids"], [data["ground_truth"]] * 2, [data["tools"]] * 2,
-                         out["tool_calls"], "prove")
-    assert [s["score"] for s in scores] == [1.0, 1.0]
+                         out["tool_calls"], "prove", out["effect_hash"], [data["expected_effect"]] * 2)
+    assert [s["score"] for s in scores] == [1.0, 1.0] and [s["outcome"] for s in scores] == [1.0, 1.0]
+
+
+def test_a_rollout_without_calls_is_read_at_its_prefix(tokenizer: Any, live_env: EnvServer, synth_rows: list,
+                                                       synth_examples: list, tmp_path: Path,
+                                                       rollout_for: Any) -> None:
+    """No call opened its episode: it is opened at the row's prefix to be read, then closed; a
+    turn that writes is not reached by saying nothing."""
+    _trl()
+    from prove.env.effects import EMPTY_EFFECT
+
+    effects = {e["id"]: e["replay"]["turn_effects"] for e in synth_examples}
+    row = next(r for r in synth_rows if r["extra_info"]["turn"] == 1
+               and effects[r["extra_info"]["example_id"]][0] != EMPTY_EFFECT
+               and effects[r["extra_info"]["example_id"]][1] != effects[r["extra_info"]["example_id"]][0])
+    data = _dataset_row(row, tmp_path)
+    before = _episodes(live_env.url)
+    out = rollout_for().rollouts(ScriptedPolicy(tokenizer, ["Sorry, I can't."]), [data])
+    assert _episodes(live_env.url) == before
+    assert out["tool_calls"] == [[]] and out["effect_hash"] == [effects[data["example_id"]][0]]
+    from prove.train.trl_engine import _outcome_column
+
+    assert _outcome_column([""], [data["ground_truth"]], [data["tools"]], out["tool_calls"],
+                           out["effect_hash"], [data["expected_effect"]]) == [0.0]
 
 
 def test_malformed_unknown_and_over_limit_calls_are_logged_as_failed(

@@ -15,10 +15,16 @@ VERL's reward loop scores the logged calls with PROVE's default reward, whatever
 was trained on. ``HeldoutPlan.concurrency`` rows are in flight at once, so vLLM batches their
 generations; the per-turn table is in row order whatever order they finish in. Per turn: the reward
 and each component, the calls made and expected, and ``exact`` (every ground-truth call made with
-matching values and executed successfully; for a turn whose answer is no call, no call). The
-summary is the table the paper's comparison reads: ``heldout_reward``, ``heldout_coverage``,
-``exact_turn``, ``calls_per_turn``, ``gt_calls_per_turn``, ``abstention_accuracy``,
-``clarification_accuracy``.
+matching values and executed successfully; for a turn whose answer is no call, no call), and
+``state_success``: the row's episode ended with the ground truth's effect on the records
+(``prove.env.effects``, read when the turn ends and compared with the row's ``expected_effect``),
+whatever calls reached it. The summary is the table the paper's comparison reads:
+``heldout_reward``, ``heldout_coverage``, ``exact_turn``, ``state_success`` (per turn),
+``state_success_conversation`` (conversations whose every evaluated turn succeeded),
+``calls_per_turn``, ``gt_calls_per_turn``, ``abstention_accuracy``, ``clarification_accuracy``,
+and two reward-hacking signals: ``high_reward_state_fail`` (the share of turns the reward scores
+at least ``HIGH_REWARD`` whose state is wrong) and ``reward_state_corr`` (Pearson's r between the
+reward and state success over the turns).
 """
 
 from __future__ import annotations
@@ -39,13 +45,18 @@ import pandas as pd
 from prove.eval.base import Endpoint
 
 __all__ = ["HeldoutPlan", "ServedGenerator", "exact_turn", "summarise", "evaluate_heldout",
-           "check_endpoint", "model_folder", "rollout_context", "turn_table", "SUMMARY_KEYS",
-           "TURN_COLUMNS", "DEFAULT_CONCURRENCY"]
+           "check_endpoint", "model_folder", "rollout_context", "turn_table", "state_signals", "SUMMARY_KEYS",
+           "TURN_COLUMNS", "DEFAULT_CONCURRENCY", "HIGH_REWARD"]
 
 SUMMARY_KEYS: tuple[str, ...] = (
-    "heldout_reward", "heldout_coverage", "exact_turn", "calls_per_turn", "gt_calls_per_turn",
-    "abstention_accuracy", "clarification_accuracy", "turns",
+    "heldout_reward", "heldout_coverage", "exact_turn", "state_success", "state_success_conversation",
+    "calls_per_turn", "gt_calls_per_turn", "abstention_accuracy", "clarification_accuracy",
+    "high_reward_state_fail", "reward_state_corr", "turns",
 )
+HIGH_REWARD = 0.8
+"""A reward this high with the state wrong is the hacking signal ``high_reward_state_fail``: 0.8
+is above what PROVE's reward gives a turn that covers every step but sprays calls (0.6) or stops
+precisely one step short of three (0.77; ``prove.reward.config``), so the reward calls it right."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +190,21 @@ def exact_turn(log: Sequence[Mapping[str, Any]], ground_truth: Mapping[str, Any]
     return True
 
 
+def state_signals(score: pd.Series, state: pd.Series, high: float = HIGH_REWARD) -> dict[str, float]:
+    """``state_success`` (mean), ``high_reward_state_fail`` (the share of rollouts scoring at
+    least ``high`` whose state is wrong) and ``reward_state_corr`` (Pearson's r; NaN when either
+    side is constant) over the rollouts whose state is known (``state`` not NaN)."""
+    known = state.notna()
+    score, state = score[known].astype(float), state[known].astype(float)
+    if not len(state):
+        return {"state_success": float("nan"), "high_reward_state_fail": float("nan"),
+                "reward_state_corr": float("nan")}
+    constant = score.nunique() < 2 or state.nunique() < 2
+    return {"state_success": float(state.mean()),
+            "high_reward_state_fail": float(((score >= high) & (state == 0.0)).mean()),
+            "reward_state_corr": float("nan") if constant else float(score.corr(state))}
+
+
 def summarise(turns: pd.DataFrame) -> dict[str, float]:
     """The comparison table's numbers from the per-turn table (NaN where a kind is absent)."""
     def mean(frame: pd.DataFrame, column: str) -> float:
@@ -186,10 +212,14 @@ def summarise(turns: pd.DataFrame) -> dict[str, float]:
 
     abst = turns[turns["kind"] == "abstention"]
     clar = turns[turns["kind"] == "clarification"]
+    known = turns[turns["state_success"].notna()]
+    per_conversation = known.groupby("example_id")["state_success"].min()
     return {
         "heldout_reward": mean(turns, "score"), "heldout_coverage": mean(turns, "coverage"),
-        "exact_turn": mean(turns, "exact"), "calls_per_turn": mean(turns, "n_pred"),
-        "gt_calls_per_turn": mean(turns, "n_gt"),
+        "exact_turn": mean(turns, "exact"),
+        **state_signals(turns["score"], turns["state_success"]),
+        "state_success_conversation": float(per_conversation.mean()) if len(per_conversation) else float("nan"),
+        "calls_per_turn": mean(turns, "n_pred"), "gt_calls_per_turn": mean(turns, "n_gt"),
         "abstention_accuracy": float((abst["n_pred"] == 0).mean()) if len(abst) else float("nan"),
         "clarification_accuracy": float((clar["n_pred"] == 0).mean()) if len(clar) else float("nan"),
         "turns": float(len(turns)),
@@ -359,7 +389,8 @@ def evaluate_heldout(model: str | Path | Any, train_cfg: Any, env_urls: str | Se
 
 TURN_COLUMNS: tuple[str, ...] = (
     "label", "example_id", "turn", "kind", "score", "coverage", "efficiency", "validity", "n_pred",
-    "n_gt", "n_errors", "exact", "calls", "gt_calls", "response_tokens", "generate_s", "tool_calls_s",
+    "n_gt", "n_errors", "exact", "state_success", "calls", "gt_calls", "response_tokens", "generate_s",
+    "tool_calls_s",
 )
 
 
@@ -378,6 +409,7 @@ def turn_table(raw: Sequence[Mapping[str, Any]], label: str = "", reward: str = 
             "n_pred": len(r["log"]), "n_gt": len(gt.get("calls") or []),
             "n_errors": sum(not e.get("ok") for e in r["log"]),
             "exact": exact_turn(r["log"], gt, extra.get("tools"), reward),
+            "state_success": float(s["outcome"]) if s.get("outcome_known") else float("nan"),
             "calls": " ".join(str(e.get("name")) for e in r["log"]) or "(none)",
             "gt_calls": " ".join(c["name"] for c in gt.get("calls") or []) or "(none)",
             "response_tokens": r["response_tokens"],

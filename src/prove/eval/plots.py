@@ -104,8 +104,8 @@ def plot_comparison(table: pd.DataFrame, path: str | Path) -> Path:
     return _save(fig, path)
 
 
-HELDOUT_METRICS = ("heldout_reward", "heldout_coverage", "exact_turn", "abstention_accuracy",
-                   "clarification_accuracy")
+HELDOUT_METRICS = ("heldout_reward", "heldout_coverage", "exact_turn", "state_success",
+                   "abstention_accuracy", "clarification_accuracy")
 
 
 def plot_heldout(summary: pd.DataFrame, path: str | Path) -> Path:

@@ -3,6 +3,9 @@
 Use: ``hand_built_cases()``, ``verbosity_curve()``, ``coverage_grid()``, ``budget_table()``,
 ``efficiency_curves()`` — each returns a pandas DataFrame built only from ``score_turn`` on a
 small banking turn, so every number can be checked by hand against ``prove.reward.components``.
+The cases have no live episode, so they are scored under the call-based configs
+(``CALL_ABLATIONS``); the state-verified ``outcome`` is measured on live behaviours
+(``prove.reward.behaviours``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,17 @@ import pandas as pd
 
 from prove.reward import components as C
 from prove.reward.compose import COMPONENT_KEYS, score_turn
-from prove.reward.config import ABLATIONS
+from prove.reward.config import CALL_ABLATIONS, get_config
+
+
+def _call_configs(configs: Iterable[str]) -> list[str]:
+    names = list(configs)
+    stateful = [c for c in names if get_config(c).needs_state]
+    if stateful:
+        raise ValueError(f"{stateful} weigh the state-verified outcome, which hand-built cases (no "
+                         "live episode) cannot have; score them with prove.reward.behaviours, and "
+                         f"these tables with the call-based configs: {', '.join(CALL_ABLATIONS)}")
+    return names
 
 
 def _fn(name: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -120,8 +133,9 @@ def hand_built_cases() -> list[tuple[str, str, Any, Any]]:
     ]
 
 
-def cases_table(configs: Iterable[str] = ABLATIONS) -> pd.DataFrame:
+def cases_table(configs: Iterable[str] = CALL_ABLATIONS) -> pd.DataFrame:
     """One row per hand-built case: PROVE's components and score, then each config's score."""
+    configs = _call_configs(configs)
     rows = []
     for case, did, pred, gt in hand_built_cases():
         result = score_turn(pred, gt, DEMO_TOOLS)
@@ -133,8 +147,9 @@ def cases_table(configs: Iterable[str] = ABLATIONS) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def verbosity_curve(max_extra: int = 12, configs: Iterable[str] = ABLATIONS) -> pd.DataFrame:
+def verbosity_curve(max_extra: int = 12, configs: Iterable[str] = CALL_ABLATIONS) -> pd.DataFrame:
     """Score of the exact ground truth plus k extra valid, successful calls, per config."""
+    configs = _call_configs(configs)
     base = ok(BALANCE, TRANSFER, HISTORY)
     rows = [{"config": c, "extra_calls": k, "n_pred": len(base) + k,
              "score": score_turn(base + padding(k), DEMO_TURN, DEMO_TOOLS, c)["score"]}

@@ -9,8 +9,9 @@ behaviour below turns the ground-truth calls into a rollout: the exact calls, th
 repeated lookups, the calls in reverse order, the last call dropped, one argument value changed, one
 call given another offered tool's name, or no call (reversal only where the turn has a
 dependency edge, since independent calls may come in any order). Each rollout runs on a fresh episode of the row's
-seed after its prefix (the live outcome, ok or error, is what the reward sees, as in training) and is
-scored under every config in ``prove.reward.config.ABLATIONS``. A config that scores a degraded
+seed after its prefix (the live outcome, ok or error, is what the reward sees, as in training; the
+episode's effect on the records, compared with the row's ``expected_effect``, is the state-verified
+``outcome``) and is scored under every config in ``prove.reward.config.ABLATIONS``. A config that scores a degraded
 behaviour as high as the exact answer gives GRPO no signal against it: that is what an ablation
 removes. Everything is deterministic (no random draws), so the same rows give the same table.
 """
@@ -23,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from prove.reward.compose import COMPONENT_KEYS, score_turn
+from prove.reward.compose import COMPONENT_KEYS, outcome_of, score_turn
 from prove.reward.config import ABLATIONS, RewardConfig
 
 __all__ = ["BEHAVIOURS", "DEGRADED", "turn_cases", "rollouts", "score_behaviours", "discrimination",
@@ -124,6 +125,7 @@ def turn_cases(row: Mapping[str, Any], writes: set[str]) -> dict[str, list[Call]
 
 def rollouts(rows: Iterable[Mapping[str, Any]], hub: Any = None) -> list[dict[str, Any]]:
     """Run every behaviour of every row live; one record per (row, behaviour) with the logged calls."""
+    from prove.env.effects import effect_hash
     from prove.env.hub import Hub
 
     hub = hub if hub is not None else Hub()
@@ -137,25 +139,29 @@ def rollouts(rows: Iterable[Mapping[str, Any]], hub: Any = None) -> list[dict[st
             hub.open(episode, int(info["seed"]), prefix)
             try:
                 logged = [hub.call(c["name"], c["arguments"], episode_id=episode) for c in calls]
+                effect = effect_hash(hub.effect(episode))
             finally:
                 hub.close(episode)
             out.append({"example_id": info["example_id"], "turn": int(info["turn"]), "behaviour": behaviour,
                         "calls": logged, "ground_truth": row["reward_model"]["ground_truth"],
-                        "tools": info["tools"]})
+                        "tools": info["tools"], "effect_hash": effect,
+                        "expected_effect": info.get("expected_effect") or ""})
     return out
 
 
 def score_behaviours(rows: Iterable[Mapping[str, Any]], configs: Mapping[str, RewardConfig] | None = None,
                      hub: Any = None) -> pd.DataFrame:
-    """One row per (turn, behaviour, config): score, the five components, n_pred, n_errors."""
+    """One row per (turn, behaviour, config): score, the six components, n_pred, n_errors."""
     configs = dict(ABLATIONS if configs is None else configs)
     records = []
     for r in rollouts(rows, hub):
         for name, cfg in configs.items():
-            s = score_turn(r["calls"], r["ground_truth"], r["tools"], cfg)
+            s = score_turn(r["calls"], r["ground_truth"], r["tools"], cfg,
+                           outcome_of(r["effect_hash"], r["expected_effect"]))
             records.append({"example_id": r["example_id"], "turn": r["turn"], "behaviour": r["behaviour"],
                             "config": name, "score": s["score"], **{k: s[k] for k in COMPONENT_KEYS},
-                            "n_pred": s["n_pred"], "n_gt": s["n_gt"], "n_errors": s["n_errors"]})
+                            "n_pred": s["n_pred"], "n_gt": s["n_gt"], "n_errors": s["n_errors"],
+                            "outcome_known": s["outcome_known"]})
     return pd.DataFrame.from_records(records)
 
 

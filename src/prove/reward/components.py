@@ -56,9 +56,25 @@ dependency edges (i, j): step j needs step i completed first.
    number; numeric strings as numbers); lists in order, or as multisets where the parameter's
    schema has ``uniqueItems: true``; objects key by key. arg_match ≤ coverage.
 
-Total: ``score = Σ_c w_c · c / Σ_c w_c`` over the five components, in [0, 1] (weights and β in
-``RewardConfig``). A turn whose ground truth is empty (clarification, abstention) scores 1 with
-no call and 0 with any call, and every component reports that same value.
+6. State-verified outcome::
+
+       outcome = 1   if effect(episode) = effect(ground truth)
+                 0   otherwise
+
+   effect(·) is what an episode's calls did to the records since its seed (``prove.env.effects``:
+   records created, changed field by field, deleted; its SHA-256). The ground truth's is recorded
+   at replay validation (the example's ``replay.turn_effects``, the row's ``expected_effect``); the
+   rollout's is read from its live episode when the rollout ends. Any calls that reach that effect
+   earn it, in any order and with any reads in between; a write with another value does not. It is
+   not a function of the calls alone, so ``score_turn`` takes it as a verdict
+   (``outcome=True/False``); ``None`` (unknown) reports 0 with ``outcome_known`` 0, and a config
+   that weighs it refuses to score without it.
+
+Total: ``score = Σ_c w_c · c / Σ_c w_c`` over the six components, in [0, 1] (weights and β in
+``RewardConfig``; the outcome's weight is 0 in PROVE's, so the paper's score is the five
+call-based components'). A turn whose ground truth is empty (clarification, abstention) scores 1
+with no call and 0 with any call, and components 1-5 report that same value (the outcome reports
+the state: a read-only answer leaves it as the ground truth does).
 """
 
 from __future__ import annotations
@@ -322,10 +338,12 @@ def arg_match(value_sum: float, n_g: int) -> float:
 
 def total(parts: Sequence[float], weights: Sequence[float]) -> float:
     """Σ w_c · c / Σ w_c, clipped to [0, 1]. Numerator and denominator add the same weights in
-    the same order, so five perfect components give exactly 1.0."""
-    w0, w1, w2, w3, w4 = weights
-    c0, c1, c2, c3, c4 = parts
-    mean = (w0 * c0 + w1 * c1 + w2 * c2 + w3 * c3 + w4 * c4) / (w0 + w1 + w2 + w3 + w4)
+    the same order, so six perfect components give exactly 1.0, and a zero outcome weight adds
+    exactly 0.0 to both (the five-component score, bit for bit)."""
+    w0, w1, w2, w3, w4, w5 = weights
+    c0, c1, c2, c3, c4, c5 = parts
+    mean = ((w0 * c0 + w1 * c1 + w2 * c2 + w3 * c3 + w4 * c4 + w5 * c5)
+            / (w0 + w1 + w2 + w3 + w4 + w5))
     if mean > 0.0:  # min(1.0, max(0.0, mean)) without the calls
         return mean if mean < 1.0 else 1.0
     return 0.0

@@ -18,6 +18,11 @@ Why the defaults (``PROVE``) are what they are — one setting for every model, 
   ``rel_tol = 1e-6`` (amounts such as 100 vs 100.0 vs "100" agree; 100 vs 100.01 does not);
   numeric strings compare as numbers (type errors are already charged by validity, so the value
   signal is about the value).
+* ``w_outcome = 0``: the state-verified outcome (did the rollout's episode end with the ground
+  truth's effect on the records, whatever calls it made; ``prove.reward.components``) is reported
+  for every rollout but weighs nothing, so the paper's numbers are the five call-based components'.
+  The ``outcome`` ablation gives it coverage's weight (0.3): a correct alternative plan then earns
+  that share in full while coverage still charges it for the ground-truth steps it skipped.
 * ``coverage_requires_success``: a call whose live execution is known to have failed
   (``ok: false``) did not complete its step and cannot cover it. A call with unknown outcome (the
   ``<tool_call>`` text fallback) can cover, but never earns the execution third of validity.
@@ -28,18 +33,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields, replace
 
-COMPONENTS: tuple[str, ...] = ("validity", "coverage", "efficiency", "name_signal", "arg_match")
+COMPONENTS: tuple[str, ...] = ("validity", "coverage", "efficiency", "name_signal", "arg_match", "outcome")
 
 
 @dataclass(frozen=True)
 class RewardConfig:
-    """Weights of the five components, the budget slack β, and the value-normalisation rules."""
+    """Weights of the six components, the budget slack β, and the value-normalisation rules."""
 
     w_validity: float = 0.1
     w_coverage: float = 0.3
     w_efficiency: float = 0.2
     w_name: float = 0.2
     w_args: float = 0.2
+    w_outcome: float = 0.0
     beta: float = 0.5
     normalise_strings: bool = True
     numeric_strings: bool = True
@@ -56,7 +62,8 @@ class RewardConfig:
                 isinstance(value, (int, float)) and math.isfinite(value) and value >= 0
             ):
                 raise ValueError(f"RewardConfig.{f.name} must be finite and >= 0, got {value!r}")
-        weights = (self.w_validity, self.w_coverage, self.w_efficiency, self.w_name, self.w_args)
+        weights = (self.w_validity, self.w_coverage, self.w_efficiency, self.w_name, self.w_args,
+                   self.w_outcome)
         if sum(weights) <= 0:
             raise ValueError("RewardConfig needs at least one positive weight")
         object.__setattr__(self, "_weights", weights)  # read on every scored turn
@@ -64,9 +71,15 @@ class RewardConfig:
             raise ValueError("RewardConfig.exact_search_budget must be >= 0")
 
     @property
-    def weights(self) -> tuple[float, float, float, float, float]:
+    def weights(self) -> tuple[float, float, float, float, float, float]:
         """Weights in the order of ``COMPONENTS``."""
         return self._weights  # type: ignore[attr-defined]
+
+    @property
+    def needs_state(self) -> bool:
+        """The score depends on the state-verified outcome (``w_outcome > 0``): a rollout must
+        come with its episode's effect hash and the row with the expected one."""
+        return self.w_outcome > 0
 
 
 PROVE = RewardConfig()
@@ -82,7 +95,13 @@ ABLATIONS: dict[str, RewardConfig] = {
     "recall_only": RewardConfig(
         w_validity=0.0, w_coverage=1.0, w_efficiency=0.0, w_name=0.0, w_args=0.0
     ),
+    "outcome": replace(PROVE, w_outcome=0.3),
 }
+
+
+CALL_ABLATIONS: dict[str, RewardConfig] = {n: c for n, c in ABLATIONS.items() if not c.needs_state}
+"""The ablations a turn's calls alone can score (every one but ``outcome``, which needs the live
+episode's effect): what hand-built cases without an episode are scored under."""
 
 
 def get_config(config: str | RewardConfig | None = None) -> RewardConfig:

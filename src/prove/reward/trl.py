@@ -2,7 +2,9 @@
 
 Use: ``GRPOTrainer(..., reward_funcs=[make_trl_reward("prove")])`` with dataset columns
 ``ground_truth`` (the turn's ``{"calls", "depends_on"}``, dict or JSON string), optionally
-``tools`` (offered schemas) and ``tool_calls`` (a live log per completion).
+``tools`` (offered schemas), ``tool_calls`` (a live log per completion), and for the
+state-verified outcome ``expected_effect`` (the row's) and ``effect_hash`` (each rollout's, from
+its live episode: ``prove.train.trl_engine.ProveRollout`` returns it).
 ``score_batch`` returns the full component dicts for logging.
 """
 
@@ -12,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from prove.calls import Call, normalise_call, parse_tool_calls
-from prove.reward.compose import score_turn
+from prove.reward.compose import outcome_of, score_turn
 from prove.reward.config import RewardConfig, get_config
 from prove.reward.parse import GroundTruth, normalise_ground_truth
 from prove.reward.schema import ToolTable, tool_table
@@ -49,6 +51,8 @@ def score_batch(
     tools: Sequence[Any] | None = None,
     tool_calls: Sequence[Any] | None = None,
     config: RewardConfig | str | None = None,
+    effect_hash: Sequence[Any] | None = None,
+    expected_effect: Sequence[Any] | None = None,
 ) -> list[dict[str, float | int]]:
     """``score_turn`` over a batch. A completion's ``tool_calls`` log, when given (not None),
     takes precedence over calls parsed from its text. The ground truth and tools of a run of
@@ -60,14 +64,16 @@ def score_batch(
     gts = _column(ground_truth, n, "ground_truth")
     offered = _column(tools, n, "tools")
     logs = _column(tool_calls, n, "tool_calls")
+    got = _column(effect_hash, n, "effect_hash")
+    want = _column(expected_effect, n, "expected_effect")
     scores: list[dict[str, float | int]] = []
     row: tuple[Any, Any, GroundTruth, ToolTable] | None = None  # the current run of rows
-    for c, gt, t, log in zip(completions, gts, offered, logs, strict=True):
+    for c, gt, t, log, h, e in zip(completions, gts, offered, logs, got, want, strict=True):
         if row is None or gt is not row[0] or t is not row[1]:
             # compiled lazily (only the names called): the table lives for this call only
             row = (gt, t, normalise_ground_truth(gt), tool_table(t))
         pred = log if log is not None else calls_from_completion(c)
-        scores.append(score_turn(pred, row[2], row[3], cfg))
+        scores.append(score_turn(pred, row[2], row[3], cfg, outcome_of(h, e)))
     return scores
 
 
@@ -83,9 +89,12 @@ def make_trl_reward(config: RewardConfig | str | None = None) -> Callable[..., l
         ground_truth: Sequence[Any] | None = None,
         tools: Sequence[Any] | None = None,
         tool_calls: Sequence[Any] | None = None,
+        effect_hash: Sequence[Any] | None = None,
+        expected_effect: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> list[float]:
-        scores = score_batch(completions, ground_truth, tools, tool_calls, cfg)
+        scores = score_batch(completions, ground_truth, tools, tool_calls, cfg, effect_hash,
+                             expected_effect)
         return [float(s["score"]) for s in scores]
 
     reward.__name__ = reward.__qualname__ = f"prove_{label}"

@@ -18,7 +18,9 @@ Registered with VERL under ``AGENT_NAME`` (training rows carry ``agent_name: pro
 * never cuts a prompt silently: one longer than ``rollout.prompt_length`` raises under
   ``data.truncation: error`` (VERL's loop would cut it from the left, dropping the system prompt
   with the tool schemas) and is cut on the configured side, with a warning, otherwise;
-* closes the trajectory's episode on the server when the trajectory ends, however it ends;
+* reads the episode's effect on the records when the trajectory ends (``extra_fields
+  ["effect_hash"]``, what the reward's state-verified ``outcome`` compares with the row's
+  ``expected_effect``), and closes the episode on the server however the trajectory ends;
 * parses hermes blocks with :class:`ProveHermesToolParser`: VERL's hermes parser drops a block
   with a ``name`` and no ``arguments`` (or ``"arguments": null``), which the reward's text parse
   (``prove.calls.parse_tool_calls``) counts as a call with ``{}``; here it is that call, and it
@@ -41,7 +43,14 @@ from verl.tools.schemas import ToolResponse
 from prove.rows import AGENT_NAME
 from prove.train.chat_template import token_builder
 from prove.train.schema import row_schemas
-from prove.train.session import TOOL_LOG_KEY, close_episode, failed_entry
+from prove.train.session import (
+    EFFECT_KEY,
+    TOOL_LOG_KEY,
+    close_episode,
+    episode_effect,
+    failed_entry,
+)
+from prove.train.tool import spec_for
 
 __all__ = ["ProveAgentLoop", "ProveHermesToolParser", "hermes_blocks", "refuse_arguments", "Block"]
 
@@ -163,6 +172,7 @@ class ProveAgentLoop(ToolAgentLoop):
         self._row_id = extra_info.get("example_id") or kwargs.get("index")
         try:
             output = await super().run(sampling_params, **kwargs)
+            output.extra_fields[EFFECT_KEY] = await self._read_effect()
         finally:
             await self._close_episode()
         log = output.extra_fields.get(TOOL_LOG_KEY) or []
@@ -293,6 +303,23 @@ class ProveAgentLoop(ToolAgentLoop):
         if tool_call.name not in getattr(agent_data, "_active_tools", self.tools):
             return None  # VERL answers "Unknown function ..."; logged below
         return refuse_arguments(tool_call.name, tool_call.arguments)
+
+    async def _read_effect(self) -> str:
+        """The trajectory's episode effect hash (``prove.train.session.episode_effect``); an
+        episode no call reached is opened at the row's seed and prefix to be read (and closed)."""
+        agent_data = self._agent_data
+        if agent_data is None:
+            raise RuntimeError("the trajectory ended before VERL handed its agent data to the loop")
+        target = getattr(agent_data, "prove_env", None)
+        if target is None:
+            envs = [tool.env for tool in self.tools.values() if hasattr(tool, "env")]
+            if not envs:
+                raise RuntimeError("prove_tool_agent has no PROVE tool to read the episode through; "
+                                   "build the tool config with prove.train.tool_config")
+            target = agent_data.prove_env = envs[0]
+            agent_data.prove_replay = []
+        return await episode_effect(target.urls, agent_data.request_id, spec=spec_for(agent_data.tools_kwargs),
+                                    replay=agent_data.prove_replay, timeout=target.timeout)
 
     async def _close_episode(self) -> None:
         agent_data = self._agent_data

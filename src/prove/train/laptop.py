@@ -31,13 +31,16 @@ __all__ = ["RUN_NAMES", "SUMMARY_COLUMNS", "STEP_METRICS", "run_name", "summary_
 
 RUN_NAMES: tuple[str, ...] = ("base", "sft", "grpo_prove", "grpo_recall_only", "grpo_no_efficiency",
                               "grpo_beta0", "grpo_no_name")
-SUMMARY_COLUMNS: tuple[str, ...] = (
-    "run", "status", "heldout_reward", "heldout_coverage", "exact_turn", "calls_per_turn",
-    "gt_calls_per_turn", "abstention_accuracy", "clarification_accuracy", "turns", "steps", "wall_s",
-    "trained_on", "lr", "engine",
+MEASURED: tuple[str, ...] = (
+    "heldout_reward", "heldout_coverage", "exact_turn", "state_success", "state_success_conversation",
+    "calls_per_turn", "gt_calls_per_turn", "abstention_accuracy", "clarification_accuracy",
+    "high_reward_state_fail", "reward_state_corr", "turns",
 )
+"""06's held-out summary columns the record keeps (``prove.eval.heldout.SUMMARY_KEYS``)."""
+SUMMARY_COLUMNS: tuple[str, ...] = ("run", "status", *MEASURED, "steps", "wall_s", "trained_on", "lr", "engine")
 STEP_METRICS: dict[str, str] = {
     "reward": "mean reward (trained reward)",
+    "rewards/outcome/mean": "state success (outcome, weight 0 unless trained on it)",
     "rewards/calls/mean": "calls per rollout",
     "completions/mean_length": "response length (model tokens)",
     "reward_std": "reward std within groups",
@@ -95,7 +98,7 @@ def summary_table(cfg: Any, heldout: pd.DataFrame, results_dir: str | Path = "re
             row["status"] = "trained, not evaluated" if record else "not run"
         else:
             row["status"] = "evaluated"
-            for key in SUMMARY_COLUMNS[2:10]:
+            for key in MEASURED:
                 row[key] = measured.get(key)
         if name == "base":
             row.update(steps=0, wall_s=0.0, trained_on="-")

@@ -2,6 +2,7 @@
 
     text, entry = await call_in_episode(urls, "get_balance", {...}, episode_id=rid, spec=spec,
                                         replay=replay, timeout=30)
+    effect = await episode_effect(urls, rid, spec=spec, replay=replay)   # its effect's hash
     await close_episode(urls, rid)
 
 No VERL import (``prove.train.tool`` and ``prove.train.agent_loop`` wrap this for VERL). The only
@@ -24,14 +25,16 @@ from prove.env.client import EnvClient, EnvClientError
 from prove.rows import EpisodeSpec
 
 __all__ = [
-    "TOOL_LOG_KEY", "MAX_ERROR_CHARS", "client_for", "close_clients", "call_in_episode",
-    "close_episode", "log_entry", "failed_entry", "render",
+    "TOOL_LOG_KEY", "EFFECT_KEY", "MAX_ERROR_CHARS", "client_for", "close_clients", "call_in_episode",
+    "episode_effect", "close_episode", "log_entry", "failed_entry", "render",
 ]
 
 logger = logging.getLogger(__name__)
 
 TOOL_LOG_KEY = "tool_calls"
 """The trajectory's ``extra_fields`` key holding its call log (what ``prove.reward.verl`` reads)."""
+EFFECT_KEY = "effect_hash"
+"""The trajectory's ``extra_fields`` key holding its episode's effect hash ("" when unread)."""
 MAX_ERROR_CHARS = 1000
 
 _POOLS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, asyncio.Task]] = (
@@ -141,6 +144,34 @@ class _NoDeadline:
 
     async def __aexit__(self, *exc: object) -> None:
         return None
+
+
+async def episode_effect(
+    urls: Sequence[str],
+    episode_id: str,
+    *,
+    spec: EpisodeSpec,
+    replay: list[dict[str, Any]],
+    timeout: float = 30.0,
+    token: str | None = None,
+) -> str:
+    """The hash of what the trajectory's episode did to the records (``prove.env.effects``, every
+    server it touched, its prefix included): what the reward's ``outcome`` compares with the row's
+    ``expected_effect``. An episode no call reached (it opens lazily) is opened at seed + prefix
+    first, so the caller closes it as usual. "" (and a warning) when the server cannot say: the
+    outcome is then unknown, which a reward that weighs it refuses.
+    """
+    try:
+        client = await client_for(urls, timeout, token)
+        handle = client.episode(episode_id, spec.seed, list(spec.prefix))
+        handle.log = replay
+        async with _deadline(timeout):
+            if not replay:
+                await handle.rebuild()  # never opened, or opened by a call whose reply was lost
+            return str((await handle.effect())["hash"])
+    except (TimeoutError, asyncio.TimeoutError, EnvClientError) as exc:
+        logger.warning("could not read the effect of PROVE episode %s: %s", episode_id, exc)
+        return ""
 
 
 async def close_episode(

@@ -20,8 +20,10 @@ else — group advantages, the clipped policy-gradient loss, KL, the optimiser, 
   unknown tools and calls past a limit as failed calls — for the reward;
 * tool results are appended as the chat template renders them (VERL's way: the tool turn alone,
   system prompt removed) and masked out of the loss (TRL's ``env_mask``), as VERL masks them;
+* when a rollout ends, its episode's effect on the records is read (``effect_hash``, compared
+  with the row's ``expected_effect``: the state-verified ``outcome``);
 * the reward is ``prove.reward.trl.make_trl_reward(variant.reward)`` on that log; zero-weight
-  reward columns log calls per rollout and coverage each step.
+  reward columns log calls per rollout, coverage and the outcome each step.
 
 Every step's metrics go to ``metrics.jsonl`` in VERL's file-logger shape (``{"step", "data"}``), the
 final model to ``CHECKPOINTS/global_step_N/huggingface`` (an HF folder ``model.json`` names), and
@@ -143,7 +145,7 @@ def grpo_config_kwargs(cfg: Any, variant: Any, checkpoints: Path, run_name: str,
         gradient_checkpointing=gpu and bool(
             cfg.verl.get("actor_rollout_ref.model.enable_gradient_checkpointing", False)),
         logging_steps=1, save_strategy="no", remove_unused_columns=False, dataloader_num_workers=0,
-        log_completions=False, reward_weights=[1.0, 0.0, 0.0], disable_dropout=True,
+        log_completions=False, reward_weights=[1.0, 0.0, 0.0, 0.0], disable_dropout=True,
     )
 
 
@@ -177,6 +179,7 @@ def trl_dataset(parquet: str | Path) -> Any:
             "seed": int(create["seed"]), "prefix": create["prefix"] or "[]",
             "servers": [str(s) for s in create["servers"]], "kind": extra["kind"],
             "example_id": extra["example_id"], "turn": int(extra["turn"]), "index": int(extra["index"]),
+            "expected_effect": extra.get("expected_effect") or "",
         })
     if not records:
         raise ValueError(f"{parquet} holds no rows")
@@ -274,12 +277,11 @@ class ProveRollout:
         """Run (or refuse) a turn's blocks in order; log each; return the tool messages to show."""
         import time
 
-        from prove.rows import episode_spec
         from prove.train.agent_loop import refuse_arguments
         from prove.train.session import call_in_episode, failed_entry
 
         offered = {t.get("function", t).get("name") for t in json.loads(row["tools"] or "[]")}
-        spec = episode_spec({"seed": row["seed"], "prefix": row["prefix"], "servers": row["servers"]})
+        spec = _spec(row)
         shown: list[dict[str, Any]] = []
         ran = 0
         for block in blocks:
@@ -327,7 +329,7 @@ class ProveRollout:
         """One rollout per row (a row repeated k times: k rollouts of its prompt), each in its own
         episode; the keys TRL's ``rollout_func`` returns (see the class doc)."""
         from prove.train.agent_loop import hermes_blocks
-        from prove.train.session import close_episode
+        from prove.train.session import close_episode, episode_effect
 
         eos = stop_tokens(model, self.tokenizer)
         n = len(rows)
@@ -340,6 +342,7 @@ class ProveRollout:
         self.batches += 1
         L = self.s.max_completion_length
         active = list(range(n))
+        effects = [""] * n
         was_training = model.training
         model.eval()
         try:
@@ -369,20 +372,31 @@ class ProveRollout:
                     mask[i] += [0] * len(suffix)
                     still.append(i)
                 active = still
+            # what each episode did to the records (one without a call is opened at its prefix)
+            effects = [self.loop.run_until_complete(episode_effect(
+                self.urls, episodes[i], spec=_spec(rows[i]), replay=replays[i], timeout=self.timeout))
+                for i in range(n)]
         finally:
             if was_training:
                 model.train()
-            for episode, log in zip(episodes, logs, strict=True):
-                if log:  # an episode opens on its first call; one without calls was never opened
+            for episode, log, effect in zip(episodes, logs, effects, strict=True):
+                if log or effect:  # opened by a call, or to be read; else it was never opened
                     self.loop.run_until_complete(close_episode(self.urls, episode, self.timeout))
         return {"prompt_ids": prompt_ids, "completion_ids": completion, "logprobs": None,
-                "env_mask": mask, "tool_calls": logs}
+                "env_mask": mask, "tool_calls": logs, "effect_hash": effects}
 
     def close(self) -> None:
         from prove.train.session import close_clients
 
         self.loop.run_until_complete(close_clients())
         self.loop.close()
+
+
+def _spec(row: Mapping[str, Any]) -> Any:
+    """The episode a row's rollouts open (seed, prefix, servers: ``prove.rows.EpisodeSpec``)."""
+    from prove.rows import episode_spec
+
+    return episode_spec({"seed": row["seed"], "prefix": row["prefix"], "servers": row["servers"]})
 
 
 def _calls_column(completions: Any = (), tool_calls: Sequence[Any] | None = None, **_: Any) -> list[float]:
@@ -399,8 +413,21 @@ def _coverage_column(completions: Any = (), ground_truth: Sequence[Any] | None =
     return [float(s["coverage"]) for s in score_batch(completions, ground_truth, tools, tool_calls, "prove")]
 
 
+def _outcome_column(completions: Any = (), ground_truth: Sequence[Any] | None = None,
+                    tools: Sequence[Any] | None = None, tool_calls: Sequence[Any] | None = None,
+                    effect_hash: Sequence[Any] | None = None, expected_effect: Sequence[Any] | None = None,
+                    **_: Any) -> list[float]:
+    """The state-verified outcome per rollout (zero weight: logged, not rewarded): its episode
+    ended with the row's expected effect on the records."""
+    from prove.reward.trl import score_batch
+
+    return [float(s["outcome"]) for s in score_batch(completions, ground_truth, tools, tool_calls, "prove",
+                                                     effect_hash, expected_effect)]
+
+
 _calls_column.__name__ = "calls"
 _coverage_column.__name__ = "coverage"
+_outcome_column.__name__ = "outcome"
 
 
 TRL_VLLM_RANGE = ("0.19.0", "0.27.1")
@@ -472,7 +499,7 @@ def make_trainer(model_dir: str | Path, cfg: Any, variant: Any, env_urls: Sequen
                      device="cuda" if gpu else "cpu")
     trainer = ProveGRPOTrainer(
         model=model, processing_class=tokenizer, args=args,
-        reward_funcs=[make_trl_reward(variant.reward), _calls_column, _coverage_column],
+        reward_funcs=[make_trl_reward(variant.reward), _calls_column, _coverage_column, _outcome_column],
         train_dataset=trl_dataset(cfg.data.resolve("rl_train")), rollout_func=rollout,
         callbacks=[MetricsFile()],
     )
