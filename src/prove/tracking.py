@@ -307,7 +307,8 @@ def list_runs(results_dir: str | Path = "results") -> list[dict[str, Any]]:
 
 
 RUN_COLUMNS = ("variant", "trainer", "lr", "reward", "beta", "engine", "seed", "global_step")
-FINAL_COLUMNS = ("critic/score/mean", "train/loss", "val/loss")
+FINAL_COLUMNS = ("critic/score/mean", "train/loss", "val/loss", "prove/state_success",
+                 "prove/high_reward_state_fail", "prove/calls_over_gt")
 
 
 def runs_table(runs: Iterable[Mapping[str, Any]]) -> Any:

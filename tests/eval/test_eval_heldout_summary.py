@@ -14,8 +14,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from prove.eval.heldout import HIGH_REWARD, state_signals, summarise, turn_table
+from prove.eval.heldout import SUMMARY_KEYS, summarise, turn_table
 from prove.reward import compute_score
+from prove.reward.signals import HIGH_REWARD
 
 TOOLS = [{"type": "function", "function": {"name": "get_balance", "parameters": {
     "type": "object", "properties": {"account_id": {"type": "string"}}, "required": ["account_id"]}}}]
@@ -46,16 +47,11 @@ def test_state_success_per_turn_and_per_conversation_and_the_hacking_share() -> 
     assert list(turns["state_success"].iloc[:3]) == [1.0, 0.0, 1.0] and math.isnan(turns["state_success"].iloc[3])
     assert turns["score"].iloc[1] == 1.0 >= HIGH_REWARD
     summary = summarise(turns)
+    assert tuple(summary) == SUMMARY_KEYS
     assert summary["state_success"] == pytest.approx(2 / 3)
     assert summary["state_success_conversation"] == pytest.approx(1 / 2)  # a fails on turn 1, b succeeds
     assert summary["high_reward_state_fail"] == pytest.approx(1 / 3)
     expected_r = pd.Series([1.0, 1.0, 0.0]).corr(pd.Series([1.0, 0.0, 1.0]))
     assert summary["reward_state_corr"] == pytest.approx(expected_r)
-
-
-def test_signals_are_nan_where_they_cannot_be_measured() -> None:
-    nothing = state_signals(pd.Series([0.5]), pd.Series([float("nan")]))
-    assert all(math.isnan(v) for v in nothing.values())
-    flat = state_signals(pd.Series([1.0, 1.0]), pd.Series([1.0, 0.0]))
-    assert flat["state_success"] == 0.5 and flat["high_reward_state_fail"] == 0.5
-    assert math.isnan(flat["reward_state_corr"])  # a constant reward has no correlation
+    assert summary["calls_per_turn"] == 0.75 and summary["calls_over_gt"] == 0.75
+    assert summary["no_call_share"] == 0.25 and summary["failed_calls_per_turn"] == 0.0

@@ -51,7 +51,9 @@ def _first_turn(example: dict[str, Any]) -> dict[str, Any]:
     from prove.rows import user_turn_positions
 
     users = user_turn_positions(example["messages"])
-    return {**example, "messages": example["messages"][:users[1]], "turns": example["turns"][:1]}
+    replay = {**example["replay"], "turn_effects": example["replay"]["turn_effects"][:1]}
+    return {**example, "messages": example["messages"][:users[1]], "turns": example["turns"][:1],
+            "replay": replay}
 
 
 def _pair(conversations: list[dict[str, Any]], tokenizer: Any) -> list[dict[str, Any]]:
@@ -160,6 +162,20 @@ def test_one_grpo_step_ran_through_verl_with_the_cpu_rollout(chain: dict[str, An
     # the hf rollout's log-probs agree with the actor's on the same weights (synced each step)
     assert step["training/rollout_probs_diff_mean"] < 0.05
     assert step["response_length/mean"] > 0 and step["prompt_length/mean"] > 0
+
+
+def test_each_steps_hacking_signals_reach_the_metrics_from_its_rollouts(chain: dict[str, Any]) -> None:
+    """VERL logs no reward key but the score in training: launch computes the signals from the
+    step's dumped rollouts (their reward keys, the state verdict included) into metrics.jsonl."""
+    from prove.reward.signals import hacking_signals
+
+    rollouts = [json.loads(x) for x in (chain["grpo"].run_dir / "rollouts" / "1.jsonl").read_text().splitlines()]
+    assert all(r["outcome_known"] == 1 for r in rollouts), "every rollout's episode effect was read"
+    lines = [json.loads(x) for x in chain["grpo"].metrics.read_text().splitlines()]
+    [step] = [x["data"] for x in lines if x["step"] == 1 and "prove/calls_per_turn" in x["data"]]
+    expected = {f"prove/{k}": v for k, v in hacking_signals(rollouts).items() if v == v}
+    assert step == pytest.approx(expected)
+    assert step["prove/gt_calls_per_turn"] == chain["n_gt"][1]  # rl_train is the second turn
 
 
 def test_rollouts_reach_live_episodes_through_prove_tool(chain: dict[str, Any]) -> None:

@@ -123,6 +123,11 @@ def test_turn_row_rejects_misaligned_examples(synth_examples: list[dict]) -> Non
     bad = {**example, "turns": example["turns"][:1]}
     with pytest.raises(ValueError, match="user messages"):
         turn_row(bad, 0, index=0)
+    effects = example["replay"]["turn_effects"]
+    assert turn_row(example, 1, index=0)["extra_info"]["expected_effect"] == effects[1]
+    short = {**example, "replay": {**example["replay"], "turn_effects": effects[:1]}}
+    with pytest.raises(ValueError, match="turn effects"):
+        turn_row(short, 0, index=0)
 
 
 def test_verls_rl_dataset_loads_the_export_with_a_real_tokenizer(rl_parquet: Path, synth_rows: list[dict],

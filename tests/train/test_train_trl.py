@@ -258,10 +258,15 @@ def test_a_rollout_without_calls_is_read_at_its_prefix(tokenizer: Any, live_env:
     out = rollout_for().rollouts(ScriptedPolicy(tokenizer, ["Sorry, I can't."]), [data])
     assert _episodes(live_env.url) == before
     assert out["tool_calls"] == [[]] and out["effect_hash"] == [effects[data["example_id"]][0]]
-    from prove.train.trl_engine import _outcome_column
+    from prove.train.trl_engine import signals_column
 
-    assert _outcome_column([""], [data["ground_truth"]], [data["tools"]], out["tool_calls"],
-                           out["effect_hash"], [data["expected_effect"]]) == [0.0]
+    logged: dict[str, float] = {}
+    column = signals_column("prove")
+    assert column([""], [data["ground_truth"]], [data["tools"]], out["tool_calls"], out["effect_hash"],
+                  [data["expected_effect"]], log_metric=logged.__setitem__) == [0.0]
+    assert column.__name__ == "outcome"
+    assert logged["prove/state_success"] == 0.0 and logged["prove/no_call_share"] == 1.0
+    assert logged["prove/calls_per_turn"] == 0.0 and "prove/reward_state_corr" not in logged  # NaN: one rollout
 
 
 def test_malformed_unknown_and_over_limit_calls_are_logged_as_failed(

@@ -21,10 +21,10 @@ matching values and executed successfully; for a turn whose answer is no call, n
 whatever calls reached it. The summary is the table the paper's comparison reads:
 ``heldout_reward``, ``heldout_coverage``, ``exact_turn``, ``state_success`` (per turn),
 ``state_success_conversation`` (conversations whose every evaluated turn succeeded),
-``calls_per_turn``, ``gt_calls_per_turn``, ``abstention_accuracy``, ``clarification_accuracy``,
-and two reward-hacking signals: ``high_reward_state_fail`` (the share of turns the reward scores
-at least ``HIGH_REWARD`` whose state is wrong) and ``reward_state_corr`` (Pearson's r between the
-reward and state success over the turns).
+``abstention_accuracy``, ``clarification_accuracy``, and the reward-hacking signals of
+``prove.reward.signals`` over the turns (calls per turn against the ground truth's, failed and
+unknown calls per turn, turns without a call, and ``high_reward_state_fail`` /
+``reward_state_corr``: a reward that is high while the state is wrong).
 """
 
 from __future__ import annotations
@@ -43,20 +43,17 @@ from typing import Any
 import pandas as pd
 
 from prove.eval.base import Endpoint
+from prove.reward.signals import SIGNAL_KEYS, hacking_signals
 
 __all__ = ["HeldoutPlan", "ServedGenerator", "exact_turn", "summarise", "evaluate_heldout",
-           "check_endpoint", "model_folder", "rollout_context", "turn_table", "state_signals", "SUMMARY_KEYS",
-           "TURN_COLUMNS", "DEFAULT_CONCURRENCY", "HIGH_REWARD"]
+           "check_endpoint", "model_folder", "rollout_context", "turn_table", "SUMMARY_KEYS",
+           "TURN_COLUMNS", "DEFAULT_CONCURRENCY"]
 
 SUMMARY_KEYS: tuple[str, ...] = (
     "heldout_reward", "heldout_coverage", "exact_turn", "state_success", "state_success_conversation",
-    "calls_per_turn", "gt_calls_per_turn", "abstention_accuracy", "clarification_accuracy",
-    "high_reward_state_fail", "reward_state_corr", "turns",
+    "abstention_accuracy", "clarification_accuracy", *(k for k in SIGNAL_KEYS if k != "state_success"),
+    "turns",
 )
-HIGH_REWARD = 0.8
-"""A reward this high with the state wrong is the hacking signal ``high_reward_state_fail``: 0.8
-is above what PROVE's reward gives a turn that covers every step but sprays calls (0.6) or stops
-precisely one step short of three (0.77; ``prove.reward.config``), so the reward calls it right."""
 
 
 @dataclass(frozen=True)
@@ -190,21 +187,6 @@ def exact_turn(log: Sequence[Mapping[str, Any]], ground_truth: Mapping[str, Any]
     return True
 
 
-def state_signals(score: pd.Series, state: pd.Series, high: float = HIGH_REWARD) -> dict[str, float]:
-    """``state_success`` (mean), ``high_reward_state_fail`` (the share of rollouts scoring at
-    least ``high`` whose state is wrong) and ``reward_state_corr`` (Pearson's r; NaN when either
-    side is constant) over the rollouts whose state is known (``state`` not NaN)."""
-    known = state.notna()
-    score, state = score[known].astype(float), state[known].astype(float)
-    if not len(state):
-        return {"state_success": float("nan"), "high_reward_state_fail": float("nan"),
-                "reward_state_corr": float("nan")}
-    constant = score.nunique() < 2 or state.nunique() < 2
-    return {"state_success": float(state.mean()),
-            "high_reward_state_fail": float(((score >= high) & (state == 0.0)).mean()),
-            "reward_state_corr": float("nan") if constant else float(score.corr(state))}
-
-
 def summarise(turns: pd.DataFrame) -> dict[str, float]:
     """The comparison table's numbers from the per-turn table (NaN where a kind is absent)."""
     def mean(frame: pd.DataFrame, column: str) -> float:
@@ -214,16 +196,19 @@ def summarise(turns: pd.DataFrame) -> dict[str, float]:
     clar = turns[turns["kind"] == "clarification"]
     known = turns[turns["state_success"].notna()]
     per_conversation = known.groupby("example_id")["state_success"].min()
-    return {
+    signals = hacking_signals(
+        {"score": r.score, "n_pred": r.n_pred, "n_gt": r.n_gt, "n_errors": r.n_errors,
+         "n_unknown_name": r.n_unknown, "outcome": r.state_success, "outcome_known": int(r.state_success == r.state_success)}
+        for r in turns.itertuples())
+    summary = {
         "heldout_reward": mean(turns, "score"), "heldout_coverage": mean(turns, "coverage"),
-        "exact_turn": mean(turns, "exact"),
-        **state_signals(turns["score"], turns["state_success"]),
+        "exact_turn": mean(turns, "exact"), "state_success": signals["state_success"],
         "state_success_conversation": float(per_conversation.mean()) if len(per_conversation) else float("nan"),
-        "calls_per_turn": mean(turns, "n_pred"), "gt_calls_per_turn": mean(turns, "n_gt"),
         "abstention_accuracy": float((abst["n_pred"] == 0).mean()) if len(abst) else float("nan"),
         "clarification_accuracy": float((clar["n_pred"] == 0).mean()) if len(clar) else float("nan"),
-        "turns": float(len(turns)),
+        **signals, "turns": float(len(turns)),
     }
+    return {key: summary[key] for key in SUMMARY_KEYS}
 
 
 def _verl_config(model_dir: str | Path, train_cfg: Any, env_urls: Sequence[str], work: Path,
@@ -389,7 +374,7 @@ def evaluate_heldout(model: str | Path | Any, train_cfg: Any, env_urls: str | Se
 
 TURN_COLUMNS: tuple[str, ...] = (
     "label", "example_id", "turn", "kind", "score", "coverage", "efficiency", "validity", "n_pred",
-    "n_gt", "n_errors", "exact", "state_success", "calls", "gt_calls", "response_tokens", "generate_s",
+    "n_gt", "n_errors", "n_unknown", "exact", "state_success", "calls", "gt_calls", "response_tokens", "generate_s",
     "tool_calls_s",
 )
 
@@ -408,6 +393,7 @@ def turn_table(raw: Sequence[Mapping[str, Any]], label: str = "", reward: str = 
             "validity": float(s.get("validity", float("nan"))),
             "n_pred": len(r["log"]), "n_gt": len(gt.get("calls") or []),
             "n_errors": sum(not e.get("ok") for e in r["log"]),
+            "n_unknown": int(s.get("n_unknown_name", 0)),
             "exact": exact_turn(r["log"], gt, extra.get("tools"), reward),
             "state_success": float(s["outcome"]) if s.get("outcome_known") else float("nan"),
             "calls": " ".join(str(e.get("name")) for e in r["log"]) or "(none)",

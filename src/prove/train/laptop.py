@@ -41,6 +41,8 @@ SUMMARY_COLUMNS: tuple[str, ...] = ("run", "status", *MEASURED, "steps", "wall_s
 STEP_METRICS: dict[str, str] = {
     "reward": "mean reward (trained reward)",
     "rewards/outcome/mean": "state success (outcome, weight 0 unless trained on it)",
+    "prove/high_reward_state_fail": "high reward, wrong state",
+    "prove/calls_over_gt": "calls / ground-truth calls",
     "rewards/calls/mean": "calls per rollout",
     "completions/mean_length": "response length (model tokens)",
     "reward_std": "reward std within groups",
@@ -135,9 +137,13 @@ def curves_figure(steps: pd.DataFrame, window: int = 4) -> Any:
     faint per-step values: one prompt per step makes single steps noisy)."""
     import matplotlib.pyplot as plt
 
-    labels = [m for m in STEP_METRICS.values() if m in steps]
-    fig, axes = plt.subplots(1, len(labels), figsize=(4.2 * len(labels), 3.4), squeeze=False)
-    for ax, label in zip(axes[0], labels, strict=True):
+    labels = [m for m in STEP_METRICS.values() if m in steps and steps[m].notna().any()]
+    cols = min(4, len(labels))
+    rows = -(-len(labels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+    for ax in list(axes.flat)[len(labels):]:
+        ax.set_visible(False)
+    for ax, label in zip(axes.flat, labels, strict=False):
         for k, (run, frame) in enumerate(steps.groupby("run", sort=True)):
             color = f"C{k}"
             ax.plot(frame["step"], frame[label], color=color, alpha=0.25, lw=1)

@@ -500,6 +500,11 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
             print(f"# environment up: {', '.join(server.urls)}", file=out)
             code = _run(cmd, env, paths, out)
     merge_metrics(paths.metrics)
+    if variant.trainer == "grpo" and engine == "verl":  # TRL logs them live (signals_column)
+        from prove.train.signals import add_step_signals
+
+        added = add_step_signals(paths.run_dir)
+        print(f"# reward-hacking signals of {added} step(s) from rollouts/ into metrics.jsonl", file=out)
     if code == 0:
         _record_model(cfg, variant, paths, model, out, engine if variant.trainer == "grpo" else "verl")
         _push_identity(paths, out)

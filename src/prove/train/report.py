@@ -27,8 +27,10 @@ __all__ = [
 ]
 
 CURVE_METRICS = ("critic/score/mean", "response_length/mean", "num_turns/mean", "actor/entropy",
-                 "reward", "reward_std", "rewards/calls/mean", "completions/mean_length")
-"""Per-step metrics plotted for a run, VERL's names then TRL's (those present are drawn)."""
+                 "reward", "reward_std", "rewards/calls/mean", "completions/mean_length",
+                 "prove/state_success", "prove/high_reward_state_fail", "prove/calls_over_gt")
+"""Per-step metrics plotted for a run, VERL's names, TRL's, then the reward-hacking signals both
+engines log (``prove.reward.signals``; those present are drawn)."""
 
 
 def config_table(models: Sequence[str] | None = None) -> pd.DataFrame:
@@ -138,13 +140,18 @@ def curves_figure(runs: dict[str, Path], metrics: Sequence[str] = CURVE_METRICS)
     present = [m for m in metrics if any(m in f for f in frames.values())]
     if not present:
         raise ValueError(f"none of {list(metrics)} in the runs' metrics")
-    fig, axes = plt.subplots(1, len(present), figsize=(4.5 * len(present), 3.5), squeeze=False)
-    for ax, metric in zip(axes[0], present, strict=True):
+    cols = min(4, len(present))
+    rows = -(-len(present) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.5 * cols, 3.5 * rows), squeeze=False)
+    for ax, metric in zip(axes.flat, present, strict=False):
         for name, frame in frames.items():
-            if metric in frame:
-                ax.plot(frame["step"], frame[metric], label=name)
+            if metric in frame and frame[metric].notna().any():
+                shown = frame[frame[metric].notna()]
+                ax.plot(shown["step"], shown[metric], label=name, marker="o" if len(shown) < 20 else None)
         ax.set_title(metric)
         ax.set_xlabel("step")
+    for ax in list(axes.flat)[len(present):]:
+        ax.set_visible(False)
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -23,7 +23,8 @@ else — group advantages, the clipped policy-gradient loss, KL, the optimiser, 
 * when a rollout ends, its episode's effect on the records is read (``effect_hash``, compared
   with the row's ``expected_effect``: the state-verified ``outcome``);
 * the reward is ``prove.reward.trl.make_trl_reward(variant.reward)`` on that log; zero-weight
-  reward columns log calls per rollout, coverage and the outcome each step.
+  reward columns log calls per rollout, coverage and the outcome each step, and the last one the
+  step's reward-hacking signals (``prove/<signal>``, ``prove.reward.signals``).
 
 Every step's metrics go to ``metrics.jsonl`` in VERL's file-logger shape (``{"step", "data"}``), the
 final model to ``CHECKPOINTS/global_step_N/huggingface`` (an HF folder ``model.json`` names), and
@@ -44,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["TrlSettings", "trl_settings", "GPU_MICRO_BATCH", "batch_settings", "grpo_config_kwargs", "grpo_args", "trl_dataset", "ProveRollout", "stop_tokens",
-           "make_trainer", "train", "TRL_VLLM_RANGE", "hide_unsupported_vllm", "main"]
+           "make_trainer", "train", "TRL_VLLM_RANGE", "hide_unsupported_vllm", "signals_column", "main"]
 
 
 @dataclass(frozen=True)
@@ -413,21 +414,32 @@ def _coverage_column(completions: Any = (), ground_truth: Sequence[Any] | None =
     return [float(s["coverage"]) for s in score_batch(completions, ground_truth, tools, tool_calls, "prove")]
 
 
-def _outcome_column(completions: Any = (), ground_truth: Sequence[Any] | None = None,
-                    tools: Sequence[Any] | None = None, tool_calls: Sequence[Any] | None = None,
-                    effect_hash: Sequence[Any] | None = None, expected_effect: Sequence[Any] | None = None,
-                    **_: Any) -> list[float]:
-    """The state-verified outcome per rollout (zero weight: logged, not rewarded): its episode
-    ended with the row's expected effect on the records."""
-    from prove.reward.trl import score_batch
+def signals_column(config: Any = None) -> Any:
+    """A zero-weight reward column (logged, not rewarded) that returns each rollout's state-verified
+    outcome (``rewards/outcome/mean``: the step's state success) and logs the step's reward-hacking
+    signals (``prove.reward.signals``, under the reward the run trains on) as ``prove/<signal>``
+    through TRL's ``log_metric``, so they reach ``metrics.jsonl`` and wandb every step."""
+    def outcome(completions: Any = (), ground_truth: Sequence[Any] | None = None,
+                tools: Sequence[Any] | None = None, tool_calls: Sequence[Any] | None = None,
+                effect_hash: Sequence[Any] | None = None, expected_effect: Sequence[Any] | None = None,
+                log_metric: Any = None, **_: Any) -> list[float]:
+        from prove.reward.signals import hacking_signals
+        from prove.reward.trl import score_batch
 
-    return [float(s["outcome"]) for s in score_batch(completions, ground_truth, tools, tool_calls, "prove",
-                                                     effect_hash, expected_effect)]
+        scores = score_batch(completions, ground_truth, tools, tool_calls, config, effect_hash, expected_effect)
+        if log_metric is not None:
+            for key, value in hacking_signals(scores).items():
+                if math.isfinite(value):
+                    log_metric(f"prove/{key}", value)
+        return [float(s["outcome"]) for s in scores]
+
+    outcome.__name__ = "outcome"
+    return outcome
 
 
 _calls_column.__name__ = "calls"
 _coverage_column.__name__ = "coverage"
-_outcome_column.__name__ = "outcome"
+
 
 
 TRL_VLLM_RANGE = ("0.19.0", "0.27.1")
@@ -499,7 +511,8 @@ def make_trainer(model_dir: str | Path, cfg: Any, variant: Any, env_urls: Sequen
                      device="cuda" if gpu else "cpu")
     trainer = ProveGRPOTrainer(
         model=model, processing_class=tokenizer, args=args,
-        reward_funcs=[make_trl_reward(variant.reward), _calls_column, _coverage_column, _outcome_column],
+        reward_funcs=[make_trl_reward(variant.reward), _calls_column, _coverage_column,
+                      signals_column(variant.reward)],
         train_dataset=trl_dataset(cfg.data.resolve("rl_train")), rollout_func=rollout,
         callbacks=[MetricsFile()],
     )
