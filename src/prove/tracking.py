@@ -327,21 +327,23 @@ def runs_table(runs: Iterable[Mapping[str, Any]]) -> Any:
     return pd.DataFrame(rows)
 
 
-COMPARE_CURVES = (("critic/score/mean", "mean reward per step"), ("train/loss", "SFT loss (nats/token)"))
+COMPARE_CURVES = (("critic/score/mean", "mean reward per step"), ("train/loss", "SFT loss (nats/token)"),
+                  ("prove/high_reward_state_fail", "reward >= 0.8, state wrong"))
 COMPARE_SUMMARY = ("heldout/heldout_reward", "heldout/heldout_coverage", "heldout/exact_turn",
-                   "heldout/state_success")
+                   "heldout/state_success", "heldout/high_reward_state_fail")
 
 
 def runs_comparison_figure(runs: Iterable[Mapping[str, Any]]) -> Any:
-    """The local runs side by side: each training curve (GRPO reward, SFT loss) against step, and
-    the held-out evaluation of each run (share of turns / mean reward, 0..1) where it ran."""
+    """The local runs side by side: each training curve (GRPO reward, SFT loss, the share of
+    rollouts rewarded high with the state wrong) against step, and the held-out evaluation of each
+    run (share of turns / mean reward, 0..1) where it ran."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
     runs = list(runs)
     if not runs:
         raise ValueError("no runs to compare; train one with `prove train smollm2-135m --variant sft`")
-    fig, axes = plt.subplots(1, len(COMPARE_CURVES) + 1, figsize=(7.0, 2.4))
+    fig, axes = plt.subplots(1, len(COMPARE_CURVES) + 1, figsize=(10.5, 2.4))
     for ax, (metric, label) in zip(axes, COMPARE_CURVES, strict=False):
         for run in runs:
             path = Path(run["dir"]) / "metrics.jsonl"

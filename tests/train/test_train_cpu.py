@@ -153,8 +153,12 @@ def test_run_env_gives_cpu_runs_the_stand_in(tmp_path: Path) -> None:
     cfg = load_train_config("smollm2-135m")
     paths = RunPaths.for_run(cfg, cfg.variant("default"), tmp_path)
     env = run_env(paths, {}, device="cpu")
-    assert {k: env[k] for k in CPU_ENV} == CPU_ENV and int(env["OMP_NUM_THREADS"]) >= 1
-    assert "VERL_PLATFORM" not in run_env(paths, {}, device="cuda")
+    modules = env.pop("VERL_USE_EXTERNAL_MODULES").split(",")
+    assert {k: env[k] for k in CPU_ENV if k in env} == {k: v for k, v in CPU_ENV.items()
+                                                         if k != "VERL_USE_EXTERNAL_MODULES"}
+    assert modules == ["prove.train.cpu", "prove.train.verl_metrics"] and int(env["OMP_NUM_THREADS"]) >= 1
+    gpu = run_env(paths, {}, device="cuda")
+    assert "VERL_PLATFORM" not in gpu and gpu["VERL_USE_EXTERNAL_MODULES"] == "prove.train.verl_metrics"
 
 
 def test_paper_config_without_gpu_says_what_to_run() -> None:

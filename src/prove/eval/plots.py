@@ -104,7 +104,7 @@ def plot_comparison(table: pd.DataFrame, path: str | Path) -> Path:
     return _save(fig, path)
 
 
-HELDOUT_METRICS = ("heldout_reward", "heldout_coverage", "exact_turn", "state_success",
+HELDOUT_METRICS = ("heldout_reward", "heldout_coverage", "exact_turn", "state_success", "high_reward_state_fail",
                    "abstention_accuracy", "clarification_accuracy")
 
 

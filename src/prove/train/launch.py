@@ -34,6 +34,8 @@ from prove.tracking import push_identity, run_identity, wandb_env, write_identit
 from prove.train.config import CONFIG_DIR, REPO_ROOT, TrainConfig, Variant
 from prove.train.tool_config import read_tool_names, write_tool_config
 
+METRICS_MODULE = "prove.train.verl_metrics"
+"""Imported by VERL in every run's processes: PROVE's reward-hacking signals in its training metrics."""
 CPU_ENV: dict[str, str] = {
     "VERL_PLATFORM": "cpu",
     "VERL_USE_EXTERNAL_MODULES": "prove.train.cpu",
@@ -128,9 +130,10 @@ def _overrides(values: Mapping[str, Any]) -> list[str]:
 def run_env(paths: RunPaths, base: Mapping[str, str] | None = None,
             device: str = "cuda", identity: Mapping[str, Any] | None = None) -> dict[str, str]:
     """Environment variables a run sets: file logger path, wandb dir, offline wandb unless a
-    key (or an explicit WANDB_MODE) is present, on ``device="cpu"`` the CPU stand-in's
-    (``prove.train.cpu.CPU_ENV``), and with ``identity`` (``prove.tracking.run_identity``) the
-    run's wandb project, group, name, id and tags (``prove.tracking.wandb_env``)."""
+    key (or an explicit WANDB_MODE) is present, ``VERL_USE_EXTERNAL_MODULES`` with PROVE's
+    training metrics (``prove.train.verl_metrics``), on ``device="cpu"`` the CPU stand-in's
+    (``prove.train.cpu.CPU_ENV``, its module first), and with ``identity``
+    (``prove.tracking.run_identity``) the run's wandb project, group, name, id and tags (``prove.tracking.wandb_env``)."""
     base = os.environ if base is None else base
     env = {"VERL_FILE_LOGGER_PATH": str(paths.metrics), "WANDB_DIR": str(paths.run_dir)}
     if identity is not None:
@@ -141,6 +144,8 @@ def run_env(paths: RunPaths, base: Mapping[str, str] | None = None,
         env.update(CPU_ENV)
         # torchrun and Ray would set 1 thread per process: on CPU the trainer is the device.
         env.setdefault("OMP_NUM_THREADS", str(base.get("OMP_NUM_THREADS") or os.cpu_count() or 1))
+    modules = [env["VERL_USE_EXTERNAL_MODULES"]] if "VERL_USE_EXTERNAL_MODULES" in env else []
+    env["VERL_USE_EXTERNAL_MODULES"] = ",".join([*modules, METRICS_MODULE])
     return env
 
 
@@ -500,11 +505,6 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
             print(f"# environment up: {', '.join(server.urls)}", file=out)
             code = _run(cmd, env, paths, out)
     merge_metrics(paths.metrics)
-    if variant.trainer == "grpo" and engine == "verl":  # TRL logs them live (signals_column)
-        from prove.train.signals import add_step_signals
-
-        added = add_step_signals(paths.run_dir)
-        print(f"# reward-hacking signals of {added} step(s) from rollouts/ into metrics.jsonl", file=out)
     if code == 0:
         _record_model(cfg, variant, paths, model, out, engine if variant.trainer == "grpo" else "verl")
         _push_identity(paths, out)

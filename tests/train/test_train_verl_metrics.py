@@ -1,0 +1,57 @@
+"""PROVE's reward-hacking signals in VERL's training metrics: computed from each rollout's reward keys
+as VERL's TransferQueue holds them (``extra_fields["reward_extra_info"]``), and patched into the
+v1 trainer's metrics step only when VERL imports it. A real GRPO step logging them is checked in
+test_train_chain.
+
+    .venv/bin/python -m pytest tests/train/test_train_verl_metrics.py -q
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from prove.reward import score_turn
+from prove.reward.signals import hacking_signals
+from prove.train.verl_metrics import step_metrics
+
+TOOLS = [{"type": "function", "function": {"name": "get_balance", "parameters": {
+    "type": "object", "properties": {"account_id": {"type": "string"}}, "required": ["account_id"]}}}]
+CALL = {"name": "get_balance", "arguments": {"account_id": "ACC-1"}}
+GT = {"calls": [CALL], "depends_on": []}
+
+
+class Wrapped:
+    """What TransferQueue hands back for a non-tensor field: the dict under ``.data``."""
+
+    def __init__(self, data: dict) -> None:
+        self.data = data
+
+
+def test_step_metrics_are_the_signals_of_the_rollouts_reward_keys() -> None:
+    good = score_turn([{**CALL, "ok": True}], GT, TOOLS, None, True)
+    hacked = score_turn([{**CALL, "ok": True}], GT, TOOLS, None, False)
+    silent = score_turn([], GT, TOOLS, None, True)
+    fields = [{"reward_extra_info": good, "tool_calls": []}, Wrapped({"reward_extra_info": hacked}),
+              {"reward_extra_info": silent}, {"turn_scores": []}]  # the last was never scored
+    out = step_metrics(fields)
+    assert out == pytest.approx({f"prove/{k}": v for k, v in hacking_signals([good, hacked, silent]).items()})
+    assert out["prove/high_reward_state_fail"] == pytest.approx(1 / 3)
+    assert step_metrics([{"turn_scores": []}]) == {}
+
+
+def test_the_trainer_is_patched_when_verl_imports_it_and_not_before() -> None:
+    from train_helpers import need_verl
+
+    need_verl()
+    code = (
+        "import sys, prove.train.verl_metrics as m\n"
+        "assert m.TRAINER_MODULE not in sys.modules\n"
+        "from verl.trainer.ppo.v1 import trainer_base\n"
+        "assert trainer_base.PPOTrainer._compute_metrics._prove\n"
+        "m.install(); print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
