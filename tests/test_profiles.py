@@ -90,7 +90,7 @@ def test_a_missing_required_key_is_refused() -> None:
     raw = _raw("laptop")
     del raw["graph"]["n_chains"]
     with pytest.raises(ProfileError, match=r"^laptop.yaml: missing key 'graph.n_chains'; valid keys of graph: "
-                                           r"classifier, n_chains, llm_pairs$"):
+                                           r"classifier, n_chains, llm_pairs, servers$"):
         Profile.from_mapping(raw, "laptop.yaml")
     raw = _raw("laptop")
     del raw["ablations"]
@@ -149,7 +149,7 @@ def test_the_engines_are_declared_once() -> None:
 
 # What the rehearsal may change from paper: sizes, model names and devices (each key says which).
 REHEARSAL_SIZES = {
-    "graph.n_chains", "graph.llm_pairs", "teacher.compare_examples", "synthesis.n_multi_turn",
+    "graph.n_chains", "graph.llm_pairs", "graph.servers", "teacher.compare_examples", "synthesis.n_multi_turn",
     "synthesis.n_clarification", "synthesis.n_abstention", "synthesis.n_worlds", "train.sft_steps",
     "train.grpo_steps", "train.heldout_rows", "train.heldout_max_new_tokens", "train.chain_bfcl_categories",
     "train.chain_bfcl_ids", "train.variants", "eval.bfcl_ids", "eval.bfcl_max_new_tokens",
@@ -177,6 +177,17 @@ def _flat(d: dict, prefix: str = "") -> dict[str, object]:
         else:
             out[key] = v
     return out
+
+
+@pytest.mark.parametrize("name", ["smoke", "laptop", "paper", "rehearsal"])
+def test_the_graph_servers_are_servers(name: str) -> None:
+    """02 builds its graph from these servers' pairs (None: all): each must be a server, and the
+    paper's graph covers every one."""
+    from prove.env.registry import load_registry
+
+    servers = load_profile(name).graph.servers
+    assert servers is None or (servers and set(servers) <= set(load_registry().servers)), servers
+    assert load_profile("paper").graph.servers is None
 
 
 def test_the_rehearsal_differs_from_paper_only_in_sizes_model_names_and_devices() -> None:

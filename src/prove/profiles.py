@@ -73,6 +73,10 @@ class GraphSettings:
     """Labelled pairs the LLM classifier is scored on beside the schema classifier in 02 when the
     schema classifier builds the graph: 0 none (no LLM call), -1 every one. A graph built by the LLM
     classifier is scored on every pair."""
+    servers: tuple[str, ...] | None = None
+    """The servers whose tool pairs 02's graph is built from (None: every server). The LLM
+    classifier judges every ordered pair of them: 5,542 for the 20 servers, which SmolLM2 on 2 CPU
+    cores answers at about 28 a minute, so the CPU rehearsal keeps one server (272 pairs)."""
 
 
 @dataclass(frozen=True)
