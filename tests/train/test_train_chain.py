@@ -156,14 +156,10 @@ def test_grpo_starts_from_the_sft_model_and_saves_an_hf_folder(chain: dict[str, 
     assert _weights(grpo["hf_model"]), "the saved step has no weights"
 
 
-def test_one_grpo_step_ran_through_verl_with_vllm_generating(chain: dict[str, Any]) -> None:
-    """The config's rollout is VERL's vLLM rollout on vLLM's CPU build: its server actor ran, and its
-    log-probs agree with the actor's on the same weights (vLLM starts on dummy weights, so only a
-    working weight sync makes them agree)."""
-    assert chain["cfg"].verl["actor_rollout_ref.rollout.name"] == "vllm"
-    assert "CPUvLLMHttpServer" in (chain["grpo"].run_dir / "trainer.log").read_text()
+def test_one_grpo_step_ran_through_verl_with_the_cpu_rollout(chain: dict[str, Any]) -> None:
     lines = [json.loads(x) for x in chain["grpo"].metrics.read_text().splitlines()]
     step = next(x["data"] for x in lines if x["step"] == 1 and "timing_s/step" in x["data"])
+    # the hf rollout's log-probs agree with the actor's on the same weights (synced each step)
     assert step["training/rollout_probs_diff_mean"] < 0.05
     assert step["response_length/mean"] > 0 and step["prompt_length/mean"] > 0
 
