@@ -198,11 +198,11 @@ def summarise(turns: pd.DataFrame) -> dict[str, float]:
     per_conversation = known.groupby("example_id")["state_success"].min()
     signals = hacking_signals(
         {"score": r.score, "n_pred": r.n_pred, "n_gt": r.n_gt, "n_errors": r.n_errors,
-         "n_unknown_name": r.n_unknown, "outcome": r.state_success, "outcome_known": int(r.state_success == r.state_success)}
+         "n_unknown_name": r.n_unknown, "outcome": r.state_success, "outcome_known": int(pd.notna(r.state_success))}
         for r in turns.itertuples())
-    summary = {
+    summary = {  # in SUMMARY_KEYS' order below; state_success is the signals'
         "heldout_reward": mean(turns, "score"), "heldout_coverage": mean(turns, "coverage"),
-        "exact_turn": mean(turns, "exact"), "state_success": signals["state_success"],
+        "exact_turn": mean(turns, "exact"),
         "state_success_conversation": float(per_conversation.mean()) if len(per_conversation) else float("nan"),
         "abstention_accuracy": float((abst["n_pred"] == 0).mean()) if len(abst) else float("nan"),
         "clarification_accuracy": float((clar["n_pred"] == 0).mean()) if len(clar) else float("nan"),

@@ -1,7 +1,7 @@
 """Reward-hacking signals over a set of scored rollouts: what a reviewer checks before believing a reward curve.
 
     from prove.reward.signals import hacking_signals, SIGNAL_KEYS
-    hacking_signals(rows)     # rows: score_turn dicts (or VERL's dumped rollouts, a held-out turn table's records)
+    hacking_signals(rows)     # rows: score_turn dicts (VERL's reward_extra_info, a held-out turn table's records)
 
 Each row needs ``score`` and the counts ``score_turn`` reports (``n_pred``, ``n_gt``, ``n_errors``,
 ``n_unknown_name``) and, for the state signals, ``outcome`` with ``outcome_known``. The signals:

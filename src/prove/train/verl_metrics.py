@@ -26,10 +26,8 @@ from typing import Any
 
 from prove.reward.signals import hacking_signals
 
-__all__ = ["MODULE", "PREFIX", "TRAINER_MODULE", "step_metrics", "install"]
+__all__ = ["PREFIX", "TRAINER_MODULE", "step_metrics", "install"]
 
-MODULE = __name__
-"""What ``prove.train.launch.run_env`` puts in ``VERL_USE_EXTERNAL_MODULES``."""
 PREFIX = "prove/"
 TRAINER_MODULE = "verl.trainer.ppo.v1.trainer_base"
 
