@@ -28,6 +28,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # the module fixture
 # 0.74 -> 1.14 (sum of the two rows' expected reward), and 0.74 -> 0.40 with the reward negated;
 # ~95 s here.
 DIRECTION_LR = 5e-5
+ROLLOUT_N = 8  # the VERL GRPO step's group size (the TRL direction test keeps 4)
 
 
 def _weights(folder: str | Path) -> dict[str, Any]:
@@ -127,7 +128,9 @@ def chain(tmp_path_factory: pytest.TempPathFactory, chain_examples: list[dict[st
     cfg = load_train_config("smollm2-135m")
     cfg = dataclasses.replace(
         cfg, data=data, env=dataclasses.replace(cfg.env, port=free_port()), sft_lr=1e-4,
-        verl={**cfg.verl, "actor_rollout_ref.rollout.n": 4, "data.max_response_length": 256,
+        # eight rollouts: at temperature 1 a group of four from a model SFT'd for three steps was once
+        # all equally wrong under vLLM's sampling (no advantage, nothing reached the server)
+        verl={**cfg.verl, "actor_rollout_ref.rollout.n": ROLLOUT_N, "data.max_response_length": 256,
               "actor_rollout_ref.rollout.response_length": 256,  # two calls and their responses
               "actor_rollout_ref.rollout.multi_turn.max_assistant_turns": 3,
               "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": 4,
@@ -156,10 +159,14 @@ def test_grpo_starts_from_the_sft_model_and_saves_an_hf_folder(chain: dict[str, 
     assert _weights(grpo["hf_model"]), "the saved step has no weights"
 
 
-def test_one_grpo_step_ran_through_verl_with_the_cpu_rollout(chain: dict[str, Any]) -> None:
+def test_one_grpo_step_ran_through_verl_with_vllm_generating(chain: dict[str, Any]) -> None:
+    """The config's rollout is VERL's vLLM rollout on vLLM's CPU build: its server actor ran, and its
+    log-probs agree with the actor's on the same weights (vLLM starts on dummy weights, so only a
+    working weight sync makes them agree)."""
+    assert chain["cfg"].verl["actor_rollout_ref.rollout.name"] == "vllm"
+    assert "CPUvLLMHttpServer" in (chain["grpo"].run_dir / "trainer.log").read_text()
     lines = [json.loads(x) for x in chain["grpo"].metrics.read_text().splitlines()]
     step = next(x["data"] for x in lines if x["step"] == 1 and "timing_s/step" in x["data"])
-    # the hf rollout's log-probs agree with the actor's on the same weights (synced each step)
     assert step["training/rollout_probs_diff_mean"] < 0.05
     assert step["response_length/mean"] > 0 and step["prompt_length/mean"] > 0
 
@@ -171,13 +178,14 @@ def test_each_steps_hacking_signals_are_in_verls_training_metrics(chain: dict[st
     step = next(x["data"] for x in lines if x["step"] == 1 and "timing_s/step" in x["data"])
     assert step["prove/gt_calls_per_turn"] == chain["n_gt"][1]  # rl_train is the second turn
     assert 0.0 <= step["prove/state_success"] <= 1.0  # every rollout's episode effect was read
-    assert step["prove/calls_per_turn"] * 4 == pytest.approx(round(step["prove/calls_per_turn"] * 4))
+    n = ROLLOUT_N
+    assert step["prove/calls_per_turn"] * n == pytest.approx(round(step["prove/calls_per_turn"] * n))
     assert 0.0 <= step["prove/no_call_share"] <= 1.0 and "prove/high_reward_state_fail" in step
 
 
 def test_rollouts_reach_live_episodes_through_prove_tool(chain: dict[str, Any]) -> None:
     rollouts = [json.loads(x) for x in (chain["grpo"].run_dir / "rollouts" / "1.jsonl").read_text().splitlines()]
-    assert len(rollouts) == 4  # one prompt x rollout.n
+    assert len(rollouts) == ROLLOUT_N  # one prompt x rollout.n
     answers = [r["output"].split("<tool_response>\n", 1)[1].split("\n</tool_response>", 1)[0]
                for r in rollouts if "<tool_response>" in r["output"]]
     assert answers, [r["output"][:300] for r in rollouts]
@@ -250,6 +258,7 @@ def test_a_trl_grpo_step_makes_its_better_rollouts_likelier(chain: dict[str, Any
     cfg = dataclasses.replace(
         cfg, data=dataclasses.replace(cfg.data, rl_train=cfg.data.rl_val),  # both rows, one step
         verl={**cfg.verl, "data.train_batch_size": 2, "actor_rollout_ref.actor.ppo_mini_batch_size": 2,
+              "actor_rollout_ref.rollout.n": 4,
               "actor_rollout_ref.actor.use_kl_loss": False,
               "data.max_response_length": 128, "actor_rollout_ref.rollout.response_length": 128,
               "actor_rollout_ref.rollout.multi_turn.max_assistant_turns": 2})

@@ -232,7 +232,7 @@ def test_env_vars_reach_ray_workers() -> None:
     paths = RunPaths.for_run(cfg, cfg.variant("default"), "/tmp/x")
     over = grpo_overrides(cfg, cfg.variant("default"), paths, run_env(paths, {}, device="cpu"))
     assert "+ray_kwargs.ray_init.runtime_env.env_vars.VERL_PLATFORM=cpu" in over
-    assert "actor_rollout_ref.rollout.name=hf" in over
+    assert "actor_rollout_ref.rollout.name=vllm" in over  # smollm2-135m's rollout: vLLM's CPU build
     assert "actor_rollout_ref.actor.checkpoint.save_contents=[model,optimizer,extra,hf_model]" in over
 
 
@@ -278,7 +278,7 @@ def test_cpu_config_composes_against_verl(variant: str, tmp_path: Path) -> None:
         assert list(composed.checkpoint.save_contents)[-1] == "hf_model"
         return
     rollout = composed.actor_rollout_ref.rollout
-    assert rollout.name == "hf" and rollout.checkpoint_engine.backend == "naive"
+    assert rollout.name == "vllm" and rollout.checkpoint_engine.backend == "naive"
     assert composed.actor_rollout_ref.model.override_config.attn_implementation == "sdpa"
     assert composed.ray_kwargs.ray_init._node_ip_address == "127.0.0.1"
     assert composed.reward.custom_reward_function.reward_kwargs.config == (

