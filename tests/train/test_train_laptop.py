@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from prove.train.config import load_train_config
 from prove.train.laptop import RUN_NAMES, SUMMARY_COLUMNS, step_table, summary_table, write_record
@@ -108,3 +109,25 @@ def test_the_record_names_the_commit_and_whether_the_tree_differed(tmp_path: Pat
     assert source(tmp_path) == {"commit": head, "dirty": False}
     (tmp_path / "a.txt").write_text("two\n")
     assert source(tmp_path) == {"commit": head, "dirty": True}
+
+
+def test_comparisons_pair_each_question_on_the_same_turns(tmp_path: Path) -> None:
+    """comparisons.csv: SFT vs base, PROVE's GRPO vs SFT, every other GRPO run vs PROVE's, from the
+    turn table 06 wrote (the first record's, as committed), with 06's run labels read as report names."""
+    from prove.train.laptop import comparison_pairs
+
+    cfg = load_train_config("smollm2-135m-laptop").with_results(tmp_path)
+    turns = pd.read_csv(Path(__file__).parents[2] / "reports" / "laptop" / "heldout_turns.csv")
+    assert comparison_pairs(["base", "sft", "grpo_prove", "grpo_beta0"]) == [
+        ("sft", "base"), ("grpo_prove", "sft"), ("grpo_beta0", "grpo_prove")]
+    write_record(tmp_path / "report", cfg, _heldout("base", "sft", "grpo_default"), results_dir=tmp_path,
+                 executed_dir=tmp_path / "none", turns=turns)
+    table = pd.read_csv(tmp_path / "report" / "comparisons.csv")
+    assert set(zip(table["run"], table["reference"], strict=True)) == {
+        ("sft", "base"), ("grpo_prove", "sft"), ("grpo_recall_only", "grpo_prove"),
+        ("grpo_no_efficiency", "grpo_prove")}
+    row = table[(table.run == "grpo_prove") & (table.metric == "score") & (table.subset == "all")].iloc[0]
+    sft = turns[turns.label == "sft"]["score"].mean()
+    grpo = turns[turns.label == "grpo_default"]["score"].mean()
+    assert row["diff"] == pytest.approx(grpo - sft) and row["ci_low"] <= row["diff"] <= row["ci_high"]
+    assert row["turns"] == 24 and set(table["subset"]) == {"all", "calls", "no_call"}

@@ -10,7 +10,10 @@ experiment stays in the table with ``status = not run`` — with the held-out nu
 (``prove.eval.heldout``: PROVE's default reward whatever the run trained on), its steps and
 training wall time. ``steps.csv`` holds every GRPO step's mean reward, calls per rollout,
 response length and reward standard deviation within groups (TRL's logged metrics), drawn in
-``curves.png``; ``record.json`` the commands, seeds, package versions, commit, machine and wall times.
+``curves.png``; ``comparisons.csv`` the paired differences on the same held-out turns with bootstrap
+95% intervals (:func:`comparison_table`, ``prove.eval.paired``: every turn, the turns with calls and
+the no-call turns apart); ``record.json`` the commands, seeds, package versions, commit, machine and
+wall times.
 Nothing in it is typed in: every number comes from the run directories and 06's table.
 """
 
@@ -27,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 __all__ = ["RUN_NAMES", "SUMMARY_COLUMNS", "STEP_METRICS", "run_name", "summary_table", "step_table",
-           "curves_figure", "environment", "write_record"]
+           "curves_figure", "comparison_pairs", "comparison_table", "environment", "write_record"]
 
 RUN_NAMES: tuple[str, ...] = ("base", "sft", "grpo_prove", "grpo_recall_only", "grpo_no_efficiency",
                               "grpo_beta0", "grpo_no_name")
@@ -205,12 +208,39 @@ def _notebook_times(executed: Path) -> dict[str, float]:
     return times
 
 
+def comparison_pairs(labels: Sequence[str]) -> list[tuple[str, str]]:
+    """The laptop experiment's paired comparisons among the report names present: SFT against the
+    base model, PROVE's GRPO against SFT (question 1), and every other GRPO run against PROVE's
+    (question 2: recall-only against PROVE, each ablation against PROVE)."""
+    have = set(labels)
+    pairs = [(a, b) for a, b in (("sft", "base"), ("grpo_prove", "sft")) if {a, b} <= have]
+    pairs += [(name, "grpo_prove") for name in RUN_NAMES
+              if name.startswith("grpo_") and name != "grpo_prove" and {name, "grpo_prove"} <= have]
+    return pairs
+
+
+def comparison_table(cfg: Any, turns: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+    """:func:`prove.eval.paired.paired_differences` over 06's per-turn table, its ``label`` read as
+    report names (``grpo_default`` is ``grpo_prove``), for :func:`comparison_pairs`."""
+    from prove.eval.paired import paired_differences
+
+    def report_name(label: str) -> str:
+        if not label.startswith("grpo_"):
+            return label
+        variant = cfg.variant(label[len("grpo_"):])
+        return run_name(variant.name, variant.reward, variant.trainer)
+
+    named = turns.assign(label=[report_name(str(x)) for x in turns["label"]])
+    return paired_differences(named, comparison_pairs(named["label"].unique()), seed=seed, n_boot=n_boot)
+
+
 def write_record(report_dir: str | Path, config: str | Any, heldout: pd.DataFrame, *,
                  results_dir: str | Path = "results", checkpoints_dir: str | Path | None = None,
                  profile: str = "laptop", turns: pd.DataFrame | None = None,
                  executed_dir: str | Path = "executed", command: Sequence[str] | None = None) -> dict[str, Any]:
-    """Write summary.csv, steps.csv, curves.png, heldout_turns.csv (when given) and record.json
-    into ``report_dir``; returns the record."""
+    """Write summary.csv, steps.csv, curves.png, heldout_turns.csv and comparisons.csv (when
+    ``turns`` is given: :func:`comparison_table`) and record.json into ``report_dir``; returns the
+    record."""
     from prove.train.config import load_train_config
 
     cfg = config if not isinstance(config, str) else load_train_config(config)
@@ -229,6 +259,8 @@ def write_record(report_dir: str | Path, config: str | Any, heldout: pd.DataFram
         plt.close(fig)
     if turns is not None and len(turns):
         turns.to_csv(out / "heldout_turns.csv", index=False)
+        comparison_table(cfg, turns, seed=int(cfg.verl.get("data.seed", 1))).to_csv(
+            out / "comparisons.csv", index=False)
     runs = _runs(cfg, *_dirs(results_dir, checkpoints_dir))
     commands = {}
     for name, record in runs.items():
