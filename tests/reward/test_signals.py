@@ -32,6 +32,7 @@ def test_signals_count_what_each_rollout_did() -> None:
     assert out["calls_per_turn"] == 6 / 4 and out["gt_calls_per_turn"] == 1.0 and out["calls_over_gt"] == 1.5
     assert out["failed_calls_per_turn"] == 1 / 4 and out["unknown_calls_per_turn"] == 1 / 4
     assert out["no_call_share"] == 1 / 4
+    assert out["over_budget_share"] == 1 / 4  # four calls against B = 1 + ceil(0.5) = 2
     assert out["state_success"] == pytest.approx(2 / 3)  # the unread rollout is left out
     assert out["high_reward_state_fail"] == 0.0
     assert out["reward_state_corr"] > 0.5  # the reward follows the state here
@@ -52,3 +53,15 @@ def test_nothing_measured_is_nan_not_zero() -> None:
     flat = state_signals([1.0, 1.0], [1.0, 0.0])
     assert flat["high_reward_state_fail"] == 0.5 and math.isnan(flat["reward_state_corr"])
     assert math.isnan(hacking_signals([{"score": 1.0, "n_pred": 0, "n_gt": 0}])["calls_over_gt"])
+
+
+def test_over_budget_counts_only_turns_with_calls_and_a_known_budget() -> None:
+    """A no-call turn's budget is 0 and says nothing about the efficiency term; rows that never saw
+    a budget (a table from before it was recorded) are not counted as within it."""
+    two = score_turn([{**CALL, "ok": True}] * 2, GT, TOOLS)
+    three = score_turn([{**CALL, "ok": True}] * 3, GT, TOOLS)
+    assert two["budget"] == 2 and three["budget"] == 2
+    abstain = score_turn([{**CALL, "ok": True}], {"calls": [], "depends_on": []}, TOOLS)
+    assert hacking_signals([two, three, abstain])["over_budget_share"] == 1 / 2
+    assert math.isnan(hacking_signals([abstain])["over_budget_share"])
+    assert math.isnan(hacking_signals([{"score": 1.0, "n_pred": 5, "n_gt": 1}])["over_budget_share"])

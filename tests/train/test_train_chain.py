@@ -181,6 +181,7 @@ def test_each_steps_hacking_signals_are_in_verls_training_metrics(chain: dict[st
     n = ROLLOUT_N
     assert step["prove/calls_per_turn"] * n == pytest.approx(round(step["prove/calls_per_turn"] * n))
     assert 0.0 <= step["prove/no_call_share"] <= 1.0 and "prove/high_reward_state_fail" in step
+    assert 0.0 <= step["prove/over_budget_share"] <= 1.0  # every rollout's budget B came with its score
 
 
 def test_rollouts_reach_live_episodes_through_prove_tool(chain: dict[str, Any]) -> None:

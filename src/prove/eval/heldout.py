@@ -198,7 +198,8 @@ def summarise(turns: pd.DataFrame) -> dict[str, float]:
     per_conversation = known.groupby("example_id")["state_success"].min()
     signals = hacking_signals(
         {"score": r.score, "n_pred": r.n_pred, "n_gt": r.n_gt, "n_errors": r.n_errors,
-         "n_unknown_name": r.n_unknown, "outcome": r.state_success, "outcome_known": int(pd.notna(r.state_success))}
+         "n_unknown_name": r.n_unknown, "budget": getattr(r, "budget", float("nan")),
+         "outcome": r.state_success, "outcome_known": int(pd.notna(r.state_success))}
         for r in turns.itertuples())
     summary = {  # in SUMMARY_KEYS' order below; state_success is the signals'
         "heldout_reward": mean(turns, "score"), "heldout_coverage": mean(turns, "coverage"),
@@ -374,7 +375,7 @@ def evaluate_heldout(model: str | Path | Any, train_cfg: Any, env_urls: str | Se
 
 TURN_COLUMNS: tuple[str, ...] = (
     "label", "example_id", "turn", "kind", "score", "coverage", "efficiency", "validity", "n_pred",
-    "n_gt", "n_errors", "n_unknown", "exact", "state_success", "calls", "gt_calls", "response_tokens", "generate_s",
+    "n_gt", "budget", "n_errors", "n_unknown", "exact", "state_success", "calls", "gt_calls", "response_tokens", "generate_s",
     "tool_calls_s",
 )
 
@@ -392,6 +393,7 @@ def turn_table(raw: Sequence[Mapping[str, Any]], label: str = "", reward: str = 
             "efficiency": float(s.get("efficiency", float("nan"))),
             "validity": float(s.get("validity", float("nan"))),
             "n_pred": len(r["log"]), "n_gt": len(gt.get("calls") or []),
+            "budget": float(s.get("budget", float("nan"))),
             "n_errors": sum(not e.get("ok") for e in r["log"]),
             "n_unknown": int(s.get("n_unknown_name", 0)),
             "exact": exact_turn(r["log"], gt, extra.get("tools"), reward),

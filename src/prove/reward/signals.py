@@ -4,7 +4,7 @@
     hacking_signals(rows)     # rows: score_turn dicts (VERL's reward_extra_info, a held-out turn table's records)
 
 Each row needs ``score`` and the counts ``score_turn`` reports (``n_pred``, ``n_gt``, ``n_errors``,
-``n_unknown_name``) and, for the state signals, ``outcome`` with ``outcome_known``. The signals:
+``n_unknown_name``, ``budget``) and, for the state signals, ``outcome`` with ``outcome_known``. The signals:
 
 * ``calls_per_turn`` / ``gt_calls_per_turn`` / ``calls_over_gt`` (Σ calls made / Σ ground-truth
   calls): a reward proportional to the number of calls shows up as a rising ratio;
@@ -12,6 +12,10 @@ Each row needs ``score`` and the counts ``score_turn`` reports (``n_pred``, ``n_
   ``unknown_calls_per_turn`` (calls naming no offered tool: unparseable blocks and invented names);
 * ``no_call_share``: rollouts without any call (a reward reached with no parsed call at all is the
   other classic hack);
+* ``over_budget_share``: of the rollouts of turns with ground-truth calls, those that made more calls
+  than the efficiency budget B = n_gt + ceil(n_gt * beta) (``budget``): where none does, the efficiency
+  term is constant within every group and GRPO's normalisation removes it (an efficiency ablation
+  then cannot differ from PROVE);
 * ``state_success`` (the share whose episode ended with the ground truth's effect on the records),
   ``high_reward_state_fail`` (the share scoring at least ``HIGH_REWARD`` while the state is
   wrong) and ``reward_state_corr`` (Pearson's r between reward and state success; NaN when either
@@ -36,7 +40,7 @@ short of three (0.77; ``prove.reward.config``), so the reward calls such a rollo
 
 SIGNAL_KEYS: tuple[str, ...] = (
     "calls_per_turn", "gt_calls_per_turn", "calls_over_gt", "failed_calls_per_turn",
-    "unknown_calls_per_turn", "no_call_share", "state_success", "high_reward_state_fail",
+    "unknown_calls_per_turn", "no_call_share", "over_budget_share", "state_success", "high_reward_state_fail",
     "reward_state_corr",
 )
 
@@ -68,6 +72,13 @@ def state_signals(scores: Iterable[Any], states: Iterable[Any], high: float = HI
             "reward_state_corr": corr}
 
 
+def _over_budget(rows: list[Mapping[str, Any]]) -> float:
+    """Share of the rows with ground-truth calls and a known budget whose calls exceed it."""
+    judged = [(_number(r.get("n_pred", 0)), _number(r.get("budget"))) for r in rows
+              if _number(r.get("n_gt", 0)) > 0 and not math.isnan(_number(r.get("budget")))]
+    return sum(made > budget for made, budget in judged) / len(judged) if judged else _NAN
+
+
 def hacking_signals(rows: Iterable[Mapping[str, Any]], high: float = HIGH_REWARD) -> dict[str, float]:
     """Every key of ``SIGNAL_KEYS`` over ``rows`` (NaN where nothing measures it)."""
     rows = list(rows)
@@ -86,5 +97,6 @@ def hacking_signals(rows: Iterable[Mapping[str, Any]], high: float = HIGH_REWARD
         "failed_calls_per_turn": total("n_errors") / n,
         "unknown_calls_per_turn": total("n_unknown_name") / n,
         "no_call_share": sum(_number(r.get("n_pred", 0)) == 0 for r in rows) / n,
+        "over_budget_share": _over_budget(rows),
         **state_signals((r.get("score") for r in rows), states, high),
     }

@@ -46,6 +46,7 @@ STEP_METRICS: dict[str, str] = {
     "rewards/outcome/mean": "state success (outcome, weight 0 unless trained on it)",
     "prove/high_reward_state_fail": "high reward, wrong state",
     "prove/calls_over_gt": "calls / ground-truth calls",
+    "prove/over_budget_share": "rollouts over the call budget B",
     "rewards/calls/mean": "calls per rollout",
     "completions/mean_length": "response length (model tokens)",
     "reward_std": "reward std within groups",
