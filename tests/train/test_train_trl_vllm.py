@@ -89,3 +89,13 @@ def test_colocated_engine_generates_the_policys_tokens_and_takes_new_weights() -
     finally:
         engine.close()
     assert not torch.distributed.is_initialized()
+
+
+def test_a_missing_vllm_says_how_to_install_it_or_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prove.train.config import load_train_config
+    from prove.train.trl_vllm import ColocatedVLLM
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real(name, *a))
+    with pytest.raises(RuntimeError, match="rollout.name: hf"):
+        ColocatedVLLM("/m", load_train_config("smollm2-135m"))

