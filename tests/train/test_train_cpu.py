@@ -236,6 +236,23 @@ def test_env_vars_reach_ray_workers() -> None:
     assert "actor_rollout_ref.actor.checkpoint.save_contents=[model,optimizer,extra,hf_model]" in over
 
 
+def test_sweep_points_validate_after_their_last_step() -> None:
+    """The learning rate is picked on each sweep point's final validation reward, so a sweep run
+    validates even where the config turns validation off (smollm2-135m: the rehearsal's sweep once
+    stopped at the pick with every point's validation reward None); other runs keep the config's."""
+    from prove.train.config import load_train_config
+    from prove.train.launch import RunPaths, grpo_overrides
+
+    cfg = load_train_config("smollm2-135m").with_steps(3)
+    assert cfg.verl["trainer.test_freq"] == -1
+    for name, freq in (("lr_low", "3"), ("lr_high", "3"), ("default", "-1"), ("no_efficiency", "-1")):
+        paths = RunPaths.for_run(cfg, cfg.variant(name), "/tmp/x")
+        assert f"trainer.test_freq={freq}" in grpo_overrides(cfg, cfg.variant(name), paths), name
+    paper = load_train_config("qwen3-8b")  # validates every 25 steps already: left as it is
+    paths = RunPaths.for_run(paper, paper.variant("lr_low"), "/tmp/x")
+    assert f"trainer.test_freq={paper.verl['trainer.test_freq']}" in grpo_overrides(paper, paper.variant("lr_low"), paths)
+
+
 def test_settings_verl_never_reads_are_refused(tmp_path: Path) -> None:
     import yaml
 

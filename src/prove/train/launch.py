@@ -31,7 +31,7 @@ from typing import Any, get_args
 from prove.proc import spawn, stop_group
 from prove.profiles import Engine
 from prove.tracking import push_identity, run_identity, wandb_env, write_identity
-from prove.train.config import CONFIG_DIR, REPO_ROOT, TrainConfig, Variant
+from prove.train.config import CONFIG_DIR, LR_KEYS, REPO_ROOT, TrainConfig, Variant
 from prove.train.tool_config import read_tool_names, write_tool_config
 
 METRICS_MODULE = "prove.train.verl_metrics"
@@ -292,6 +292,7 @@ def _set_metrics_aside(metrics: Path) -> None:
 
 TEMPLATE_KWARGS_KEY = "data.apply_chat_template_kwargs"
 MAX_MODEL_LEN_KEY = "actor_rollout_ref.rollout.max_model_len"
+TEST_FREQ_KEY = "trainer.test_freq"
 
 
 def template_kwargs(cfg: TrainConfig, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -358,6 +359,10 @@ def grpo_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths,
         "trainer.rollout_data_dir": str(paths.run_dir / "rollouts"),
         "trainer.validation_data_dir": str(paths.run_dir / "validation"),
     })
+    if variant.name in LR_KEYS and int(values.get(TEST_FREQ_KEY) or -1) <= 0:
+        # a sweep point is picked on its final validation reward (prove.train.matrix.pick_lr), so it
+        # validates after its last step even where the config skips validation to save time
+        values[TEST_FREQ_KEY] = cfg.steps
     for key, value in (env or {}).items():  # Ray workers get the run's environment too
         values[f"+ray_kwargs.ray_init.runtime_env.env_vars.{key}"] = value
     return _overrides(values)
