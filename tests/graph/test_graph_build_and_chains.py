@@ -110,3 +110,37 @@ def test_cli_writes_graph_and_edges(tmp_path: Path, registry: Registry, capsys: 
     g = load_graph(tmp_path / "tool_graph.json")
     assert g.graph["servers"] == ["banking"] and (tmp_path / "edges.csv").is_file()
     assert "17 tools" in capsys.readouterr().out
+
+
+def test_synthesis_draws_chains_from_the_graph_02_saved(tmp_path) -> None:
+    """graph_chains(graph_file=...) uses the saved graph's edges (02's classifier's, the LLM's on the
+    paper profile), not the schema classifier's: a schema graph saved and read back gives the same
+    chains as building it; a graph with one edge left gives chains along that edge only."""
+    import networkx as nx
+
+    from prove.graph.build import build_graph
+    from prove.graph.chains import graph_chains
+    from prove.graph.graph import save_graph
+    from prove.synth.pipeline import SynthConfig
+
+    schema = build_graph("schema", servers=["banking"])
+    saved = save_graph(schema, tmp_path / "schema.json")
+    built_tools, built = graph_chains(40, 3, servers=["banking"])
+    read_tools, read = graph_chains(40, 3, servers=["banking"], graph_file=saved)
+    assert [c.to_dict() for c in read] == [c.to_dict() for c in built]
+    assert read_tools.to_rows() == built_tools.to_rows()
+
+    u, v, key, data = next(iter(schema.edges(keys=True, data=True)))
+    one = nx.MultiDiGraph(**schema.graph)
+    one.add_nodes_from(schema.nodes(data=True))
+    one.add_edge(u, v, key=key, **data)
+    _, chains = graph_chains(10, 3, servers=["banking"], graph_file=save_graph(one, tmp_path / "one.json"))
+    assert chains and all(c.tools == (u, v) for c in chains)
+
+    bad = nx.MultiDiGraph(**schema.graph)
+    bad.add_node("no_such_tool_prove", server="nowhere")
+    with pytest.raises(ValueError, match="no server declares"):
+        graph_chains(5, 0, graph_file=save_graph(bad, tmp_path / "bad.json"))
+    fields = SynthConfig(graph_file=str(saved)).data_fields()
+    assert "graph_file" not in fields and len(fields["graph_sha256"]) == 64  # by content, not path
+    assert "graph_sha256" not in SynthConfig().data_fields()

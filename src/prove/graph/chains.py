@@ -426,18 +426,30 @@ def compose_chains(chains: Sequence[Chain], graph: ToolGraph, share: float, seed
 
 def graph_chains(n: int, seed: int, *, registry: Registry | None = None,
                  servers: Sequence[str] | None = None, multi_server_share: float = 0.15,
-                 source: str = "graph") -> tuple[ToolGraph, list[Chain]]:
-    """The tool graph and `n` chains for synthesis. `source`: "graph" = the schema classifier's
-    graph and `sample_chains`, a share composed into two-server chains; "synth" = `walk_chains`;
-    or a path to chains saved by `save_chains` (their edges re-read from the graph)."""
+                 source: str = "graph", graph_file: str | Path | None = None) -> tuple[ToolGraph, list[Chain]]:
+    """The tool graph and `n` chains for synthesis. `source`: "graph" = the graph and
+    `sample_chains`, a share composed into two-server chains; "synth" = `walk_chains`; or a path
+    to chains saved by `save_chains` (their edges re-read from the graph). The graph is
+    `graph_file` (one `save_graph` wrote: 02's, from the profile's classifier) when given, else
+    the schema classifier's, built here."""
     reg = registry or load_registry()
     names = sorted(servers) if servers else None
     if source == "synth":
         tools = ToolGraph.build(reg)
         return tools, walk_chains(tools, n, seed, multi_server_share=multi_server_share, servers=names)
-    from prove.graph.build import build_graph
+    if graph_file is not None:
+        from prove.graph.graph import load_graph
 
-    nxg = build_graph("schema", registry=reg, servers=names)
+        nxg = load_graph(graph_file)
+        unknown = sorted(t for t in nxg.nodes if t not in load_registry().tools)
+        if unknown:
+            raise ValueError(f"{graph_file} has tools no server declares ({unknown[:5]}): it was built "
+                             "from other servers; rebuild it with 02 or leave graph_file unset")
+        nxg = nxg.subgraph([t for t in nxg.nodes if t in reg.tools]).copy()  # the selected servers'
+    else:
+        from prove.graph.build import build_graph
+
+        nxg = build_graph("schema", registry=reg, servers=names)
     tools = ToolGraph.from_networkx(nxg, reg)
     if source == "graph":
         base = sample_chains(nxg, n, seed, servers=names)

@@ -61,6 +61,9 @@ class SynthConfig:
     seed: int = 0
     n_chains: int = 3000
     chain_source: str = "graph"  # "graph" (prove.graph), "synth", or a saved chains file
+    graph_file: str | None = None
+    """A tool graph 02 saved (``results/graph/tool_graph.json``: its classifier's edges, the LLM's on
+    the paper profile) that chains are drawn from; None: the schema classifier's graph, built here."""
     n_worlds: int = 8
     teacher: str = "programmatic"  # or "openai"
     base_url: str = ""
@@ -110,6 +113,11 @@ class SynthConfig:
                     "chat_template_kwargs", "max_attempts"):
             out.pop(key)
         out["servers"] = list(self.servers) if self.servers else None
+        graph = out.pop("graph_file")
+        if graph is not None:  # what the chains came from, by content (a path differs per machine)
+            import hashlib
+
+            out["graph_sha256"] = hashlib.sha256(Path(graph).read_bytes()).hexdigest()
         return out
 
 
@@ -273,7 +281,8 @@ async def asynthesize(cfg: SynthConfig, out_dir: str | Path | None = None,
         registry = registry.subset(cfg.servers)
     # prove.graph builds its graph with asyncio.run: give it a thread of its own
     graph, chains = await asyncio.to_thread(graph_chains, cfg.n_chains, cfg.seed, registry=registry,
-                                            servers=cfg.servers, source=cfg.chain_source)
+                                            servers=cfg.servers, source=cfg.chain_source,
+                                            graph_file=cfg.graph_file)
     say(f"graph: {len(graph.edges)} edges; {len(chains)} chains")
     # before any attempt: a kind no selected server can produce stops here, with what to do
     require_feasible(cfg.sizes, kind_feasibility(chains, registry, cfg.servers), say)
