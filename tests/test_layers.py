@@ -17,9 +17,10 @@ from import_graph import all_cycles, find_cycle, imported_names, module_files, m
 
 LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("foundations", ("prove", "prove.calls", "prove.rows", "prove.profiles", "prove.proc",
-                     "prove.figures_style"),
+                     "prove.figures_style", "prove.paired"),
      "shapes and helpers every part shares: a tool call, a training row, the profiles, child "
-     "processes, the figure style"),
+     "processes, the figure style, paired comparisons of per-turn tables (evaluation's and the "
+     "laptop record's)"),
     ("environments", ("prove.env",), "the live MCP servers' episodes, hub, transports and launcher"),
     ("reward", ("prove.reward",), "the programmatic reward over logged calls"),
     ("models", ("prove.llm",),

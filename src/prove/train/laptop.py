@@ -11,7 +11,7 @@ experiment stays in the table with ``status = not run`` — with the held-out nu
 training wall time. ``steps.csv`` holds every GRPO step's mean reward, calls per rollout,
 response length and reward standard deviation within groups (TRL's logged metrics), drawn in
 ``curves.png``; ``comparisons.csv`` the paired differences on the same held-out turns with bootstrap
-95% intervals (:func:`comparison_table`, ``prove.eval.paired``: every turn, the turns with calls and
+95% intervals (:func:`comparison_table`, ``prove.paired``: every turn, the turns with calls and
 the no-call turns apart); ``record.json`` the commands, seeds, package versions, commit, machine and
 wall times.
 Nothing in it is typed in: every number comes from the run directories and 06's table.
@@ -221,9 +221,9 @@ def comparison_pairs(labels: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def comparison_table(cfg: Any, turns: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
-    """:func:`prove.eval.paired.paired_differences` over 06's per-turn table, its ``label`` read as
+    """:func:`prove.paired.paired_differences` over 06's per-turn table, its ``label`` read as
     report names (``grpo_default`` is ``grpo_prove``), for :func:`comparison_pairs`."""
-    from prove.eval.paired import paired_differences
+    from prove.paired import paired_differences
 
     def report_name(label: str) -> str:
         if not label.startswith("grpo_"):

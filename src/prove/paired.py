@@ -1,6 +1,6 @@
 """Paired comparisons of models on the same held-out turns, with bootstrap confidence intervals.
 
-    from prove.eval.paired import paired_differences
+    from prove.paired import paired_differences
     table = paired_differences(turns, pairs=[("grpo_prove", "sft"), ("sft", "base")])
 
 ``turns`` is 06's per-turn held-out table (``heldout_turns.csv``: one row per model, conversation and

@@ -1,4 +1,4 @@
-"""Paired held-out comparisons with bootstrap intervals (prove.eval.paired)."""
+"""Paired held-out comparisons with bootstrap intervals (prove.paired)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from prove.eval.paired import paired_differences
+from prove.paired import paired_differences
 
 
 def _turns(shift: float = 0.0, noise: float = 0.0, conversations: int = 40, seed: int = 0) -> pd.DataFrame:
