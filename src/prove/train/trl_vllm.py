@@ -90,7 +90,12 @@ class ColocatedVLLM:
         from vllm import LLM
 
         self.kwargs = engine_kwargs(model_dir, cfg, device, seed)
-        self.llm = LLM(**self.kwargs)
+        try:
+            self.llm = LLM(**self.kwargs)
+        except BaseException:  # a failed build leaves no launcher variables or process group behind
+            self.llm = None
+            self._release()
+            raise
         self.synced_step: int | None = None
         self.sync_seconds = 0.0
 
@@ -139,14 +144,18 @@ class ColocatedVLLM:
         variables set for it (a process that trains again, or a test session, starts clean)."""
         import gc
 
-        from vllm.distributed.parallel_state import cleanup_dist_env_and_memory
-
         llm = getattr(self, "llm", None)
         if llm is None:
             return
         self.llm = None
         del llm
         gc.collect()
+        self._release()
+
+    def _release(self) -> None:
+        from vllm.distributed.parallel_state import cleanup_dist_env_and_memory
+
         cleanup_dist_env_and_memory()
         for name in self._set_env:
             os.environ.pop(name, None)
+        self._set_env = []
