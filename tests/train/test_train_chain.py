@@ -133,9 +133,11 @@ def chain(tmp_path_factory: pytest.TempPathFactory, chain_examples: list[dict[st
         verl={**cfg.verl, "actor_rollout_ref.rollout.n": ROLLOUT_N, "data.max_response_length": 256,
               "actor_rollout_ref.rollout.response_length": 256,  # two calls and their responses
               "actor_rollout_ref.rollout.multi_turn.max_assistant_turns": 3,
-              "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": 4,
-              "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu": 4,
-              "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": 4,
+              # micro-batches of one: at 4, eight rollouts of ~1,300 tokens took the actor's update to
+              # 11.7 GB and Ray's memory monitor killed the vLLM server mid-step (CI, stop 38)
+              "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": 1,
+              "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu": 1,
+              "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": 1,
               "trainer.save_freq": 1},
         sft={**cfg.sft, "trainer.total_training_steps": 3, "trainer.total_epochs": 3, "data.max_length": 2048,
              "data.train_batch_size": 1, "data.micro_batch_size_per_gpu": 1,
