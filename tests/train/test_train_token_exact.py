@@ -258,6 +258,16 @@ def test_trl_trains_on_exactly_the_generated_ids_and_masks_the_tool_turn(
         result = check_trained(tok, prompt, response, loss_mask, [s[b] for s in served], expected_prompt, turns)
         assert not result.startswith("Error"), f"the lookup ran live: {result}"
     assert len(served) == 2, "the rollout ends after the answer"
+    # the loss's forward pass: the two rollouts share their prompt, which PROVE's trainer computes once
+    from trl import GRPOTrainer
+
+    ids = torch.cat([out["prompt_ids"], out["completion_ids"]], dim=1)
+    mask = torch.cat([out["prompt_mask"], out["completion_mask"]], dim=1)
+    keep = out["completion_ids"].size(1)
+    ours, _, _ = trainer._get_per_token_logps_and_entropies(trainer.model, ids, mask, keep)
+    trls, _, _ = GRPOTrainer._get_per_token_logps_and_entropies(trainer, trainer.model, ids, mask, keep)
+    scored = out["completion_mask"].bool()
+    assert torch.allclose(ours[scored], trls[scored], atol=1e-4), "the shared-prompt pass scores as TRL's"
     if generator is not None:
         assert generator.closed, "closing the rollout closes its engine"
 

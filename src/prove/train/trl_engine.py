@@ -24,6 +24,9 @@ else — group advantages, the clipped policy-gradient loss, KL, the optimiser, 
   system prompt removed) and masked out of the loss (TRL's ``env_mask``), as VERL masks them;
 * when a rollout ends, its episode's effect on the records is read (``effect_hash``, compared
   with the row's ``expected_effect``: the state-verified ``outcome``);
+* the loss scores a group's rollouts with their shared prompt computed once
+  (:mod:`prove.train.shared_prompt`: the same log-probabilities and gradient as TRL's pass, which
+  runs the prompt once per rollout);
 * the reward is ``prove.reward.trl.make_trl_reward(variant.reward)`` on that log; zero-weight
   reward columns log calls per rollout, coverage and the outcome each step, and the last one the
   step's reward-hacking signals (``prove/<signal>``, ``prove.reward.signals``).
@@ -517,6 +520,28 @@ def make_trainer(model_dir: str | Path, cfg: Any, variant: Any, env_urls: Sequen
                 return super()._generate_and_score_completions(inputs)
             finally:
                 self.prove_batch = None
+
+        def _get_per_token_logps_and_entropies(self, model: Any, input_ids: Any, attention_mask: Any,
+                                               logits_to_keep: int, batch_size: int | None = None,
+                                               compute_entropy: bool = False, compute_aux_loss: bool = False,
+                                               **multimodal: Any) -> tuple[Any, Any, Any]:
+            """TRL's pass, with each group's shared prompt computed once (``prove.train.shared_prompt``:
+            same log-probabilities and gradient); TRL's own for images and MoE auxiliary losses."""
+            if compute_aux_loss or any(v is not None for v in multimodal.values()):
+                return super()._get_per_token_logps_and_entropies(
+                    model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy,
+                    compute_aux_loss, **multimodal)
+            from prove.train.shared_prompt import shared_prompt_logps
+
+            size = batch_size or input_ids.size(0)
+            parts = [shared_prompt_logps(model, input_ids[i: i + size], attention_mask[i: i + size],
+                                         logits_to_keep, temperature=self.temperature,
+                                         compute_entropy=compute_entropy,
+                                         entropy_grad=self._entropy_bonus_enabled)
+                     for i in range(0, input_ids.size(0), size)]
+            logps = torch.cat([p[0] for p in parts], dim=0)
+            entropies = torch.cat([p[1] for p in parts], dim=0) if compute_entropy else None
+            return logps, entropies, None
 
     class MetricsFile(TrainerCallback):
         """Every logged step into metrics.jsonl as VERL's file logger writes it."""
