@@ -57,13 +57,14 @@ def shared_prompt_logps(model: Any, input_ids: Any, attention_mask: Any, logits_
         cache = out.past_key_values
         cache.batch_repeat_interleave(len(rows))  # differentiable: the group's gradients meet in the prompt
         index = torch.tensor(rows, device=input_ids.device)
-        rest = model(input_ids=completions[index], attention_mask=attention_mask[index],
-                     past_key_values=cache, use_cache=True)
+        group = completions[index]
+        rest = model(input_ids=group, attention_mask=attention_mask[index], past_key_values=cache,
+                     use_cache=True)
         # the prompt's last logit predicts the first completion token; the last completion logit predicts
         # nothing (TRL drops it too)
         logits = torch.cat([out.logits[:, -1:, :].expand(len(rows), -1, -1), rest.logits[:, :-1, :]], dim=1)
         logits = logits / temperature
-        group_logps = selective_log_softmax(logits, completions[index])
+        group_logps = selective_log_softmax(logits, group)
         group_entropies = None
         if compute_entropy:
             if entropy_grad:
@@ -72,9 +73,8 @@ def shared_prompt_logps(model: Any, input_ids: Any, attention_mask: Any, logits_
                 with torch.no_grad():
                     group_entropies = entropy_from_logits(logits)
         parts.append((rows, group_logps, group_entropies))
-    order = [i for rows, _, _ in parts for i in rows]
-    inverse = torch.empty(len(order), dtype=torch.long, device=input_ids.device)
-    inverse[torch.tensor(order, device=input_ids.device)] = torch.arange(len(order), device=input_ids.device)
+    # the groups' rows back in the batch's order
+    inverse = torch.argsort(torch.tensor([i for rows, _, _ in parts for i in rows], device=input_ids.device))
     logps = torch.cat([p[1] for p in parts], dim=0)[inverse]
     entropies = torch.cat([p[2] for p in parts], dim=0)[inverse] if compute_entropy else None
     return logps, entropies
