@@ -90,7 +90,7 @@ def test_a_missing_required_key_is_refused() -> None:
     raw = _raw("laptop")
     del raw["graph"]["n_chains"]
     with pytest.raises(ProfileError, match=r"^laptop.yaml: missing key 'graph.n_chains'; valid keys of graph: "
-                                           r"classifier, n_chains, llm_pairs, servers$"):
+                                           r"classifier, n_chains, llm_pairs, servers, max_pairs$"):
         Profile.from_mapping(raw, "laptop.yaml")
     raw = _raw("laptop")
     del raw["ablations"]
@@ -149,7 +149,7 @@ def test_the_engines_are_declared_once() -> None:
 
 # What the rehearsal may change from paper: sizes, model names and devices (each key says which).
 REHEARSAL_SIZES = {
-    "graph.n_chains", "graph.llm_pairs", "graph.servers", "teacher.compare_examples", "synthesis.n_multi_turn",
+    "graph.n_chains", "graph.llm_pairs", "graph.servers", "graph.max_pairs", "teacher.compare_examples", "synthesis.n_multi_turn",
     "synthesis.n_clarification", "synthesis.n_abstention", "synthesis.n_worlds", "train.sft_steps",
     "train.grpo_steps", "train.heldout_rows", "train.heldout_max_new_tokens", "train.chain_bfcl_categories",
     "train.chain_bfcl_ids", "train.variants", "eval.bfcl_ids", "eval.bfcl_max_new_tokens",

@@ -77,6 +77,10 @@ class GraphSettings:
     """The servers whose tool pairs 02's graph is built from (None: every server). The LLM
     classifier judges every ordered pair of them: 5,542 for the 20 servers, which SmolLM2 on 2 CPU
     cores answers at about 28 a minute, so the CPU rehearsal keeps one server (272 pairs)."""
+    max_pairs: int | None = None
+    """At most this many of those pairs are judged when the LLM classifier builds the graph, drawn
+    with 02's seed (``prove.graph.relations.sample_tool_pairs``); the others get no edge. None:
+    every pair (the paper). A size for a CPU: SmolLM2 judges ~28 pairs a minute on 2 cores."""
 
 
 @dataclass(frozen=True)

@@ -144,3 +144,26 @@ def test_synthesis_draws_chains_from_the_graph_02_saved(tmp_path) -> None:
     fields = SynthConfig(graph_file=str(saved)).data_fields()
     assert "graph_file" not in fields and len(fields["graph_sha256"]) == 64  # by content, not path
     assert "graph_sha256" not in SynthConfig().data_fields()
+
+
+def test_a_size_capped_graph_judges_the_seeds_draw_of_pairs_and_nothing_else(
+        graph: nx.MultiDiGraph, registry: Registry) -> None:
+    """``graph.max_pairs`` (the rehearsal's cap on what the LLM judges): the same pairs for the same
+    seed, in their own order; the graph has edges on those pairs only, the schema graph's edges there."""
+    from prove.graph import sample_tool_pairs, tool_pairs
+
+    pairs = tool_pairs(registry, SERVERS)
+    drawn = sample_tool_pairs(pairs, 60, seed=7)
+    assert len(drawn) == 60 and drawn == sample_tool_pairs(pairs, 60, seed=7)
+    assert drawn != sample_tool_pairs(pairs, 60, seed=8)
+    assert [pairs.index(p) for p in drawn] == sorted(pairs.index(p) for p in drawn)
+    assert sample_tool_pairs(pairs, None) == pairs == sample_tool_pairs(pairs, len(pairs) + 1)
+    with pytest.raises(ValueError, match="positive number of pairs or None"):
+        sample_tool_pairs(pairs, 0)
+
+    capped = build_graph("schema", servers=SERVERS, registry=registry, max_pairs=60, seed=7)
+    keys = {(a.name, b.name) for a, b in drawn}
+    edges = {(a, b) for a, b in capped.edges()}
+    assert edges and edges <= keys
+    assert edges == {(a, b) for a, b in graph.edges() if (a, b) in keys}
+    assert capped.number_of_nodes() == graph.number_of_nodes()  # every tool stays a node

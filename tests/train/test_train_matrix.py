@@ -157,7 +157,8 @@ def test_lr_key_pick_runs_at_the_sweep_point_with_the_best_validation_reward(
 
 def test_the_picked_rate_is_trained_and_evaluated_once(tmp_path: Path) -> None:
     """After the sweep, ``default`` (PROVE's reward at the picked rate) is the picked sweep run:
-    the matrix plans no second run, and evaluation lists that model once, as grpo_default."""
+    the matrix plans no second run, and evaluation lists that model once, as grpo_default, and
+    leaves the other sweep points out unless they are named."""
     from prove.train.chain import trained_models
 
     cfg = load_train_config("qwen3-4b").with_results(tmp_path)
@@ -175,8 +176,12 @@ def test_the_picked_rate_is_trained_and_evaluated_once(tmp_path: Path) -> None:
                out=io.StringIO())
     models = trained_models(cfg, tmp_path, ckpt)
     assert models["grpo_default"] == str(tmp_path / "models" / "lr_mid")
-    assert "grpo_lr_mid" not in models and {"grpo_lr_low", "grpo_lr_high"} <= set(models)
-    assert len(set(models.values())) == len(models)  # no model served twice
+    # the sweep was decided on validation: its other points are not evaluated unless named
+    assert not {"grpo_lr_low", "grpo_lr_mid", "grpo_lr_high"} & set(models)
+    named = trained_models(cfg, tmp_path, ckpt, variants=["default", "lr_low", "lr_mid", "lr_high"])
+    assert named["grpo_default"] == models["grpo_default"]
+    assert "grpo_lr_mid" not in named and {"grpo_lr_low", "grpo_lr_high"} <= set(named)
+    assert len(set(named.values())) == len(named)  # no model served twice
     # Without the sweep, a listed sweep point at the config's default_lr is the default run.
     plain = ChainPlan(configs=("qwen3-4b",), variants=("default", cfg.default_lr, "lr_high"))
     assert [j.variant for j in plan_jobs(plain, tmp_path / "b", ckpt)] == ["default", "lr_high"]

@@ -23,7 +23,13 @@ from prove.graph.chains import (
 from prove.graph.features import Join, joins
 from prove.graph.graph import edge_counts, edge_table, is_entry, load_graph, save_graph, tool_graph
 from prove.graph.llm_classifier import PROMPT_VERSION, LLMClassifier, parse_answer
-from prove.graph.relations import RELATIONS, Judgement, PairClassifier, tool_pairs
+from prove.graph.relations import (
+    RELATIONS,
+    Judgement,
+    PairClassifier,
+    sample_tool_pairs,
+    tool_pairs,
+)
 from prove.graph.schema_classifier import SchemaClassifier
 
 __all__ = [
@@ -32,5 +38,5 @@ __all__ = [
     "graph_chains", "load_chains", "sample_chains", "save_chains", "walk_chains", "Join", "joins",
     "edge_counts", "edge_table", "is_entry", "load_graph", "save_graph", "tool_graph",
     "PROMPT_VERSION", "LLMClassifier", "parse_answer", "RELATIONS", "Judgement", "PairClassifier",
-    "tool_pairs", "SchemaClassifier",
+    "tool_pairs", "sample_tool_pairs", "SchemaClassifier",
 ]

@@ -22,7 +22,7 @@ import networkx as nx
 from prove.env.registry import Registry, load_registry
 from prove.graph.graph import edge_table, save_graph, tool_graph
 from prove.graph.llm_classifier import LLMClassifier
-from prove.graph.relations import Judgement, PairClassifier, tool_pairs
+from prove.graph.relations import Judgement, PairClassifier, sample_tool_pairs, tool_pairs
 from prove.graph.schema_classifier import SchemaClassifier
 from prove.profiles import repo_root
 
@@ -71,6 +71,8 @@ async def abuild_graph(
     classifier: str = "schema",
     *,
     servers: Sequence[str] | None = None,
+    max_pairs: int | None = None,
+    seed: int = 0,
     endpoint: str | None = None,
     model: str | None = None,
     cache: str | Path | None = DEFAULT_CACHE,
@@ -80,10 +82,12 @@ async def abuild_graph(
     concurrency: int = 4,
     chat_template_kwargs: dict[str, Any] | None = None,
 ) -> nx.MultiDiGraph:
-    """The graph over `servers` (default: all); with `out`, writes tool_graph.json and edges.csv."""
+    """The graph over `servers` (default: all); with `out`, writes tool_graph.json and edges.csv.
+    `max_pairs` judges at most that many of their pairs, drawn with `seed` (the rest get no edge)."""
     registry = registry or load_registry()
     names = sorted(servers) if servers else sorted(registry.servers)
-    judgements = await classify_pairs(classifier, tool_pairs(registry, names), endpoint=endpoint,
+    pairs = sample_tool_pairs(tool_pairs(registry, names), max_pairs, seed)
+    judgements = await classify_pairs(classifier, pairs, endpoint=endpoint,
                                       model=model, cache=cache, max_tokens=max_tokens,
                                       concurrency=concurrency,
                                       chat_template_kwargs=chat_template_kwargs)
@@ -105,6 +109,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--classifier", choices=CLASSIFIERS, default="schema",
                     help="schema: offline and deterministic; llm: an OpenAI-compatible endpoint")
     ap.add_argument("--servers", default="", help="comma-separated servers (default: all)")
+    ap.add_argument("--max-pairs", type=int, default=None,
+                    help="judge at most this many pairs, drawn with --seed (default: every pair)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the --max-pairs draw")
     ap.add_argument("--endpoint", default=None, help="OpenAI base URL ending in /v1 (llm only)")
     ap.add_argument("--model", default=None, help="model name at the endpoint (llm only)")
     ap.add_argument("--cache", default=str(DEFAULT_CACHE), help="JSONL cache of LLM answers")
@@ -114,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = ap.parse_args(argv)
     start = time.monotonic()
     g = build_graph(args.classifier, servers=[s for s in args.servers.split(",") if s] or None,
+                    max_pairs=args.max_pairs, seed=args.seed,
                     endpoint=args.endpoint, model=args.model, cache=args.cache,
                     max_tokens=args.max_tokens, concurrency=args.concurrency, out=args.out)
     print(f"{g.number_of_nodes()} tools, {g.number_of_edges()} edges -> {args.out} "

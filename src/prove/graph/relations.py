@@ -10,6 +10,7 @@ construction and never sent to a classifier (20 servers x ~17^2 pairs ~ 5,800 pa
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, Protocol
@@ -17,7 +18,7 @@ from typing import Any, Literal, Protocol
 from prove.env.registry import Registry
 from prove.env.tool import ToolSpec
 
-__all__ = ["RELATIONS", "Relation", "Judgement", "PairClassifier", "tool_pairs"]
+__all__ = ["RELATIONS", "Relation", "Judgement", "PairClassifier", "tool_pairs", "sample_tool_pairs"]
 
 Relation = Literal["explicit", "implicit", "none"]
 RELATIONS: tuple[Relation, ...] = ("explicit", "implicit", "none")
@@ -59,3 +60,16 @@ def tool_pairs(registry: Registry, servers: Iterable[str] | None = None) -> list
         for b in registry.server(name).tools
         if a.name != b.name
     ]
+
+
+def sample_tool_pairs(pairs: Sequence[tuple[ToolSpec, ToolSpec]], n: int | None,
+                      seed: int = 0) -> list[tuple[ToolSpec, ToolSpec]]:
+    """At most `n` of `pairs` (all when n is None or n >= len), drawn with `seed`, in their own order.
+
+    What a size-capped LLM graph judges (``graph.max_pairs``): the same pairs for the same seed."""
+    if n is None or n >= len(pairs):
+        return list(pairs)
+    if n < 1:
+        raise ValueError(f"max_pairs must be a positive number of pairs or None (every pair), not {n}")
+    keep = set(random.Random(seed).sample(range(len(pairs)), n))
+    return [p for i, p in enumerate(pairs) if i in keep]

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from prove.profiles import ChainPlan
-from prove.train.config import TrainConfig, load_train_config
+from prove.train.config import LR_KEYS, TrainConfig, load_train_config
 from prove.train.launch import RunPaths
 
 __all__ = ["ChainPlan", "trained_models", "run_label"]
@@ -38,7 +38,9 @@ def trained_models(config: str | TrainConfig, results_dir: str | Path = "results
 
     Each model is listed once: after a learning-rate sweep, ``grpo_default`` is the picked sweep
     run itself (``prove.train.matrix.alias_default``), so the sweep point's own label is left out
-    and evaluation serves and scores that model once, as the paper's ``grpo_default``."""
+    and evaluation serves and scores that model once, as the paper's ``grpo_default``. The sweep's
+    other points are left out too: the sweep is decided on validation, and the paper evaluates the
+    picked rate only (name them in ``variants`` to evaluate them anyway)."""
     cfg = _config(config).with_results(results_dir)
     found = {"base": cfg.model_path()}
     names = list(variants or cfg.variants())
@@ -46,12 +48,18 @@ def trained_models(config: str | TrainConfig, results_dir: str | Path = "results
         names.remove("default")
         names.insert(0, "default")
     seen: set[str] = set()
+    swept = False
     for name in names:
         paths = RunPaths.for_run(cfg, cfg.variant(name), results_dir, checkpoints_dir)
-        if paths.model.is_file():
-            folder = json.loads(paths.model.read_text())["hf_model"]
-            key = str(Path(folder).resolve())
-            if Path(folder, "config.json").is_file() and key not in seen:
-                seen.add(key)
-                found[run_label(name)] = folder
+        if not paths.model.is_file():
+            continue
+        record = json.loads(paths.model.read_text())
+        swept = swept or (name == "default" and "sweep_validation" in record)
+        if swept and variants is None and name in LR_KEYS:
+            continue
+        folder = record["hf_model"]
+        key = str(Path(folder).resolve())
+        if Path(folder, "config.json").is_file() and key not in seen:
+            seen.add(key)
+            found[run_label(name)] = folder
     return found
