@@ -1,7 +1,8 @@
 """Shared fixtures: the registry, one `prove serve` on a free loopback port per session, one
 small real synthesis run whose examples and training rows the training and reward tests use, and
-the smoke pipeline (notebooks 01..07, `notebook_run`) whose outputs the notebook tests and the
-end-to-end tests of what the notebooks execute assert on."""
+the notebooks as ./run_all.sh runs them (`notebook_run`: the rehearsal's 01..07 and the smoke
+profile's data notebooks) whose outputs the notebook tests and the end-to-end tests of what the
+notebooks execute assert on."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from notebook_run import install_kernel, run_smoke
+from notebook_run import SMOKE_DATA_NOTEBOOKS, install_kernel, run_pipeline
 
 from prove.env.launch import EnvServer
 from prove.env.registry import Registry, load_registry
@@ -72,9 +73,16 @@ def kernel() -> str:
 
 
 @pytest.fixture(scope="session")
-def smoke_run(tmp_path_factory: pytest.TempPathFactory, kernel: str) -> dict[str, Any]:
-    """01..07 in order on the smoke profile into one results folder, as ./run_all.sh runs them
-    (``notebook_run.run_smoke``; ~21 min here), once per session for whichever test asks first: a
-    test that requests it is marked ``slow`` with ``@pytest.mark.timeout(notebook_run.SMOKE_TIMEOUT_S)``
-    and reads the folder through ``notebook_run.smoke_results``."""
-    return run_smoke(tmp_path_factory.mktemp("smoke_run"), kernel)
+def pipeline_run(tmp_path_factory: pytest.TempPathFactory, kernel: str) -> dict[str, Any]:
+    """01..07 in order on the rehearsal profile into one results folder, as ./run_all.sh runs them
+    (``notebook_run.run_pipeline``), once per session for whichever test asks first: a test that
+    requests it is marked ``slow`` with ``@pytest.mark.timeout(notebook_run.PIPELINE_TIMEOUT_S)``
+    and reads the folder through ``notebook_run.pipeline_results``."""
+    return run_pipeline(tmp_path_factory.mktemp("pipeline_run"), kernel)
+
+
+@pytest.fixture(scope="session")
+def smoke_data_run(tmp_path_factory: pytest.TempPathFactory, kernel: str) -> dict[str, Any]:
+    """The smoke profile's 01..04 and 07 (``notebook_run.SMOKE_DATA_NOTEBOOKS``), as ./run_all.sh
+    runs them, once per session."""
+    return run_pipeline(tmp_path_factory.mktemp("smoke_data_run"), kernel, "smoke", SMOKE_DATA_NOTEBOOKS)

@@ -1,4 +1,5 @@
-"""Every numbered notebook runs on the smoke profile with papermill, and is stored without outputs."""
+"""Every numbered notebook runs with papermill on the rehearsal profile (the paper's code paths at CPU
+sizes), the smoke profile's data notebooks run too, and every notebook is stored without outputs."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from notebook_run import NOTEBOOKS, SMOKE_TIMEOUT_S
+from notebook_run import NOTEBOOKS, PIPELINE_TIMEOUT_S, SMOKE_DATA_NOTEBOOKS
 
-# The smoke run itself is the session fixture `smoke_run` (tests/conftest.py, notebook_run.py): the
-# end-to-end tests of what 06 executes (tests/eval: BFCL's chain entries, the τ² slice) read its
-# outputs too, so whichever of them runs first runs the pipeline, once.
+# The runs themselves are the session fixtures `pipeline_run` and `smoke_data_run` (tests/conftest.py,
+# notebook_run.py): the end-to-end tests of what 06 executes (tests/eval: BFCL's chain entries, the τ²
+# slice) read the pipeline's outputs too, so whichever of them runs first runs the pipeline, once.
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -26,34 +27,24 @@ def test_notebook_is_stored_clean_with_a_parameters_cell(path: Path) -> None:
         assert f"{name} = " in src
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(SMOKE_TIMEOUT_S)  # the first test to ask runs the whole smoke pipeline (~21 min here)
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_on_smoke_profile(path: Path, smoke_run: dict[str, Any]) -> None:
-    if path.stem in smoke_run["errors"]:
-        raise smoke_run["errors"][path.stem]
-    assert path.stem in smoke_run["ran"], f"not run: an earlier notebook failed ({list(smoke_run['errors'])})"
-    results, figures = smoke_run["results"], smoke_run["figures"]
+def _ran(run: dict[str, Any], path: Path) -> None:
+    if path.stem in run["errors"]:
+        raise run["errors"][path.stem]
+    assert path.stem in run["ran"], f"not run: an earlier notebook failed ({list(run['errors'])})"
+    results, figures = run["results"], run["figures"]
     assert any(results.iterdir()), "the notebook wrote no results"
     assert any(figures.glob("*.png")), "the notebook wrote no figure"
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(SMOKE_TIMEOUT_S)
-def test_smoke_run_trains_and_evaluates_the_chain(smoke_run: dict[str, Any]) -> None:
-    """05 trained SFT then GRPO from it; 06 evaluated base, SFT and GRPO on the same held-out turns."""
-    import pandas as pd
+@pytest.mark.timeout(PIPELINE_TIMEOUT_S)  # the first test to ask runs the whole pipeline
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs_on_the_rehearsal_profile(path: Path, pipeline_run: dict[str, Any]) -> None:
+    _ran(pipeline_run, path)
 
-    if smoke_run["errors"]:
-        pytest.fail(f"the smoke run failed at {list(smoke_run['errors'])}")
-    results = smoke_run["results"]
-    runs = pd.read_csv(results / "train_runs.csv")
-    assert set(runs["run"]) == {"sft", "grpo_default"}
-    grpo = runs.set_index("run").loc["grpo_default"]
-    assert grpo["init"] == runs.set_index("run").loc["sft", "hf_model"]
-    held = pd.read_csv(results / "heldout_summary.csv")
-    assert set(held["run"]) == {"base", "sft", "grpo_default"}
-    assert held["turns"].nunique() == 1 and held["turns"].iloc[0] > 0
-    table = pd.read_csv(results / "eval_comparison.csv")
-    row = table[(table["model"] == "SmolLM2-135M") & (table["benchmark"] == "prove_heldout")].iloc[0]
-    assert row[["base", "sft", "trained"]].notna().all()
+
+@pytest.mark.slow
+@pytest.mark.timeout(PIPELINE_TIMEOUT_S)
+@pytest.mark.parametrize("path", SMOKE_DATA_NOTEBOOKS, ids=[p.stem for p in SMOKE_DATA_NOTEBOOKS])
+def test_notebook_runs_on_the_smoke_profile(path: Path, smoke_data_run: dict[str, Any]) -> None:
+    _ran(smoke_data_run, path)

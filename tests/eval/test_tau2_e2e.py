@@ -1,12 +1,12 @@
-"""End to end on CPU: `tau2 run` on the smoke profile's mock tasks, policy and user simulator both served SmolLM2.
+"""End to end on CPU: `tau2 run` on the rehearsal's mock task, policy and user simulator both served SmolLM2 by vLLM.
 
-The 06 notebook runs exactly this slice on the smoke profile (``EvalPlan.from_profile`` of ``eval:``,
-``evaluate_model`` -> ``Tau2`` -> ``tau2 run``, the user simulator served for the run) for every model
-of the chain, base included. The test asserts on those runs' files in the smoke run (the session
-fixture ``smoke_run``, shared with tests/test_notebooks.py) instead of serving the base model and
-running the same two conversations a second time (~200 s).
+The 06 notebook runs exactly this slice on the rehearsal profile (``EvalPlan.from_profile`` of
+``eval:``, ``evaluate_model`` -> ``Tau2`` -> ``tau2 run``, the user simulator served by vLLM for the
+run, the paper's ``vllm:<model>`` path) for every model of the chain, base included. The test asserts
+on those runs' files in the pipeline run (the session fixture ``pipeline_run``, shared with
+tests/test_notebooks.py) instead of serving the base model and running the same conversation again.
 
-    .venv/bin/python -m pytest tests/eval/test_tau2_e2e.py -q   # runs the smoke pipeline first (~21 min)
+    .venv/bin/python -m pytest tests/eval/test_tau2_e2e.py -q   # runs the rehearsal pipeline first
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 import pytest
-from notebook_run import SMOKE_TIMEOUT_S, smoke_results
+from notebook_run import PIPELINE_PROFILE, PIPELINE_TIMEOUT_S, pipeline_results
 
 from prove.eval.tau2 import parse_results, score_results, tau2_available
 
@@ -24,9 +24,9 @@ TAU2_OK, TAU2_WHY = tau2_available()
 
 @pytest.mark.slow
 @pytest.mark.skipif(not TAU2_OK, reason=TAU2_WHY)
-@pytest.mark.timeout(SMOKE_TIMEOUT_S)  # the first test to ask for the smoke run runs the whole pipeline
-def test_smoke_profile_tau2_slice_runs_through_tau2_run_against_served_models(smoke_run: dict[str, Any]) -> None:
-    """For base, SFT and GRPO: τ²'s own results file holds the tasks asked for, one conversation each
+@pytest.mark.timeout(PIPELINE_TIMEOUT_S)  # the first test to ask for the pipeline runs all of it
+def test_the_tau2_slice_runs_through_tau2_run_against_served_models(pipeline_run: dict[str, Any]) -> None:
+    """For base, SFT and each GRPO run: τ²'s own results file holds the tasks asked for, one conversation each
     between the model's server (the one BFCL's generation used too: one server per model) and a
     second server simulating the user (the same model for every checkpoint), with the profile's
     arguments and caps, token counts from the server, and pass^1 in the comparison table (x100)."""
@@ -38,10 +38,10 @@ def test_smoke_profile_tau2_slice_runs_through_tau2_run_against_served_models(sm
     from prove.profiles import load_profile
     from prove.train.config import load_train_config
 
-    results = smoke_results(smoke_run, "06")
-    prof = load_profile("smoke")
+    results = pipeline_results(pipeline_run, "06")
+    prof = load_profile(PIPELINE_PROFILE)
     plan = EvalPlan.from_profile(prof.eval)
-    assert plan.tau2_domains == ("mock",) and plan.tau2_user_llm == "local"
+    assert plan.tau2_domains == ("mock",) and plan.tau2_user_llm.startswith("vllm:")  # the paper's path
     assert prof.train.chain_benchmarks is None or "tau2" in prof.train.chain_benchmarks
     [name] = [eval_model_name(load_train_config(c)) for c in prof.train.configs]
     runs = list(pd.read_csv(results / "heldout_summary.csv")["run"])
@@ -63,7 +63,7 @@ def test_smoke_profile_tau2_slice_runs_through_tau2_run_against_served_models(sm
         assert agent["llm_args"]["api_base"] == generate.base_url != user["llm_args"]["api_base"]
         assert {k: agent["llm_args"][k] for k in plan.tau2_agent_llm_args} == plan.tau2_agent_llm_args
         assert {k: user["llm_args"][k] for k in plan.tau2_user_llm_args} == plan.tau2_user_llm_args
-        users.add(user["llm"])
+        users.add((user["llm"], user["llm_args"]["api_base"]))  # one simulator process for the chain
         for sim in data["simulations"]:
             roles = [m["role"] for m in sim["messages"]]
             assert "user" in roles and "assistant" in roles

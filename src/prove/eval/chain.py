@@ -9,7 +9,8 @@ Each model is served once by vLLM (its CPU build on a cpu config, on the policy'
 ``EvalPlan.placement`` where 06 planned one) and that one server answers PROVE's held-out turns
 (``prove.eval.heldout``, live, the training agent path, rows batched) and the external benchmarks
 (``prove.eval.pipeline.evaluate_model``); it is stopped before the next model starts, so nothing of
-a model stays loaded in this process. The returned long rows feed
+a model stays loaded in this process. τ²'s user simulator, when the plan serves one, is started once
+for the whole chain (``prove.eval.pipeline.shared_user``): every model is judged by the same process. The returned long rows feed
 ``prove.eval.paper.comparison_table``; their ``variant`` is ``base``, ``sft`` or ``trained`` (GRPO
 with PROVE's reward; other GRPO runs keep their label).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +28,7 @@ import pandas as pd
 
 from prove.eval.heldout import HeldoutPlan, evaluate_heldout
 from prove.eval.paper import long_rows
-from prove.eval.pipeline import EvalPlan, evaluate_model
+from prove.eval.pipeline import EvalPlan, evaluate_model, shared_user
 
 __all__ = ["evaluate_chain", "eval_model_name", "table_variant", "serve_for_eval", "log_chain_eval"]
 
@@ -97,21 +99,23 @@ def evaluate_chain(config: str | Any, env_urls: str | Sequence[str], plan: EvalP
     name = eval_model_name(cfg)
     rows: list[dict[str, Any]] = []
     summaries, turns, benchmarks = [], [], {}
-    for label, folder in models.items():
-        variant = table_variant(label)
-        with serve_for_eval(folder, cfg, plan) as served:  # one server: held-out, BFCL, τ²
-            per_turn, summary = evaluate_heldout(served, cfg, env_urls, heldout, label=label)
-            summary["model"] = str(folder)
-            if plan is not None and plan.benchmarks:
-                run_plan = dataclasses.replace(plan, tokenizer_path=str(served.model_dir))
-                benchmarks[label] = evaluate_model(name, variant, served.endpoint, run_plan)
-        summaries.append({"model": name, "config": cfg.name, "run": label, **summary})
-        turns.append(per_turn)
-        rows += long_rows(name, variant, heldout=summary)
-        if label in benchmarks:
-            rows += benchmarks[label]["rows"]
-        # into the run's wandb run and its summary.json (base has no run: nothing)
-        log_chain_eval(cfg, label, summary, benchmarks.get(label), results_dir, checkpoints_dir)
+    # τ²'s user simulator, when the plan serves one: started once for every model of the chain
+    with shared_user(plan) if plan is not None and plan.benchmarks else nullcontext(plan) as plan:
+        for label, folder in models.items():
+            variant = table_variant(label)
+            with serve_for_eval(folder, cfg, plan) as served:  # one server: held-out, BFCL, τ²
+                per_turn, summary = evaluate_heldout(served, cfg, env_urls, heldout, label=label)
+                summary["model"] = str(folder)
+                if plan is not None and plan.benchmarks:
+                    run_plan = dataclasses.replace(plan, tokenizer_path=str(served.model_dir))
+                    benchmarks[label] = evaluate_model(name, variant, served.endpoint, run_plan)
+            summaries.append({"model": name, "config": cfg.name, "run": label, **summary})
+            turns.append(per_turn)
+            rows += long_rows(name, variant, heldout=summary)
+            if label in benchmarks:
+                rows += benchmarks[label]["rows"]
+            # into the run's wandb run and its summary.json (base has no run: nothing)
+            log_chain_eval(cfg, label, summary, benchmarks.get(label), results_dir, checkpoints_dir)
     return {"rows": rows, "heldout": pd.DataFrame(summaries),
             "turns": pd.concat(turns, ignore_index=True) if turns else pd.DataFrame(),
             "benchmarks": benchmarks}

@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -13,11 +16,19 @@ from typing import Any
 from prove.eval.base import Endpoint
 from prove.eval.bfcl import BFCL, CATEGORIES, PAPER_MODELS, SMOKE_MODELS, BFCLConfig
 from prove.eval.paper import long_rows
-from prove.eval.tau2 import DOMAINS, LOCAL_USER, Tau2, Tau2Config, tau2_available
+from prove.eval.tau2 import (
+    DOMAINS,
+    LOCAL_USER,
+    VLLM_USER,
+    Tau2,
+    Tau2Config,
+    served_user,
+    tau2_available,
+)
 from prove.eval.teval import TEval, TEvalConfig
 from prove.profiles import EvalSettings
 
-__all__ = ["EvalPlan", "evaluate_model", "evaluate_tau2", "run_label"]
+__all__ = ["EvalPlan", "evaluate_model", "evaluate_tau2", "run_label", "shared_user"]
 
 
 @dataclass
@@ -91,14 +102,37 @@ def run_label(model: str, variant: str) -> str:
     return f"{model}-{variant}".replace("_", "-").replace("/", "-").replace(".", "")
 
 
+def _user_serve(plan: EvalPlan) -> Any:
+    """The user simulator's vLLM config from 06's placement plan (None: that model's defaults)."""
+    if plan.placement is not None and plan.tau2_user_llm.startswith(VLLM_USER):
+        return plan.placement.vllm_config("user_simulator")
+    return None
+
+
+@contextlib.contextmanager
+def shared_user(plan: EvalPlan) -> Iterator[EvalPlan]:
+    """`plan` with τ²'s user simulator served once for every model evaluated under it.
+
+    When the plan serves its simulator (``local`` or ``vllm:<model>``: started for a run) and runs
+    τ², the simulator is started here and the yielded plan names the running server (its litellm id
+    and ``api_base``), so a chain of checkpoints is judged by one simulator process started once,
+    not one per checkpoint (on paper, Qwen3-32B loaded once per config instead of once per model).
+    Otherwise `plan` itself is yielded and nothing starts."""
+    serves = plan.tau2_user_llm == LOCAL_USER or plan.tau2_user_llm.startswith(VLLM_USER)
+    if "tau2" not in plan.benchmarks or not serves or not tau2_available()[0]:
+        yield plan
+        return
+    cfg = Tau2Config(label="user", domains=plan.tau2_domains, user_llm=plan.tau2_user_llm,
+                     user_serve=_user_serve(plan), user_llm_args=dict(plan.tau2_user_llm_args))
+    with served_user(cfg) as (user_llm, user_args):
+        yield dataclasses.replace(plan, tau2_user_llm=user_llm, tau2_user_llm_args=user_args)
+
+
 def evaluate_tau2(model: str, variant: str, endpoint: Endpoint, plan: EvalPlan) -> list[dict[str, Any]]:
     """τ²-bench on `plan`'s slice against `endpoint`: one row per domain (pass^1..4), raw runs under
     results_dir/tau2/<label>/. `long_rows(model, variant, tau2=...)` turns them into the comparison rows."""
-    user_serve = None
-    if plan.placement is not None and plan.tau2_user_llm.startswith("vllm:"):
-        user_serve = plan.placement.vllm_config("user_simulator")
     cfg = Tau2Config(label=run_label(model, variant), domains=plan.tau2_domains, num_trials=plan.tau2_trials,
-                     task_ids=plan.tau2_task_ids, user_llm=plan.tau2_user_llm, user_serve=user_serve,
+                     task_ids=plan.tau2_task_ids, user_llm=plan.tau2_user_llm, user_serve=_user_serve(plan),
                      user_llm_args=dict(plan.tau2_user_llm_args), agent_llm_args=dict(plan.tau2_agent_llm_args),
                      max_steps=plan.tau2_max_steps, max_concurrency=plan.tau2_max_concurrency,
                      results_dir=Path(plan.results_dir) / "tau2" / run_label(model, variant))
