@@ -48,3 +48,54 @@ def test_notebook_runs_on_the_rehearsal_profile(path: Path, pipeline_run: dict[s
 @pytest.mark.parametrize("path", SMOKE_DATA_NOTEBOOKS, ids=[p.stem for p in SMOKE_DATA_NOTEBOOKS])
 def test_notebook_runs_on_the_smoke_profile(path: Path, smoke_data_run: dict[str, Any]) -> None:
     _ran(smoke_data_run, path)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(PIPELINE_TIMEOUT_S)
+def test_the_rehearsal_runs_the_papers_stages_end_to_end(pipeline_run: dict[str, Any]) -> None:
+    """02's graph is the LLM's (a served teacher judged at most ``graph.max_pairs`` pairs); 03 compared
+    two served teachers; 05 trained SFT, the learning-rate sweep from it, picked a rate on validation
+    (``grpo_default`` is that sweep run) and the reward ablation, every GRPO run with VERL's vLLM
+    rollout; 06 evaluated base, SFT and the GRPO runs the paper reports (not the sweep points the pick
+    decided against) on the same held-out turns, each with BFCL and τ² rows."""
+    import ast
+
+    import pandas as pd
+    from notebook_run import PIPELINE_PROFILE, pipeline_results
+
+    from prove.graph import load_graph
+    from prove.profiles import load_profile
+    from prove.train.config import LR_KEYS, load_train_config
+    from prove.train.launch import RunPaths
+
+    prof = load_profile(PIPELINE_PROFILE)
+    results = pipeline_results(pipeline_run, "06")
+    graph = load_graph(results / "graph" / "tool_graph.json")
+    classifiers = {key for _, _, key in graph.edges(keys=True)}
+    assert classifiers and all(k.startswith("llm:") for k in classifiers), classifiers
+    assert graph.number_of_edges() <= prof.graph.max_pairs
+    teachers = pd.read_csv(results / "synth_teachers" / "teacher_comparison.csv", index_col=0)
+    assert len(teachers.columns) == 2 and "kept" in teachers.index
+
+    runs = pd.read_csv(results / "train_runs.csv").set_index("run")
+    sweep = [f"grpo_{k}" for k in LR_KEYS]
+    grpo = [*sweep, "grpo_default", "grpo_no_efficiency"]
+    assert set(runs.index) == {"sft", *grpo}
+    assert (runs.loc[grpo, "init"] == runs.loc["sft", "hf_model"]).all(), "GRPO starts from the SFT model"
+    picked = runs.loc["grpo_default", "picked_lr"]
+    assert picked in LR_KEYS and runs.loc["grpo_default", "hf_model"] == runs.loc[f"grpo_{picked}", "hf_model"]
+    values = ast.literal_eval(runs.loc["grpo_default", "sweep_validation"])
+    assert set(values) == set(LR_KEYS) and all(v is not None for v in values.values()), values
+    [config] = prof.train.configs
+    cfg = load_train_config(config)
+    for variant in [*LR_KEYS, "no_efficiency"]:
+        paths = RunPaths.for_run(cfg, cfg.variant(variant), results, results / "checkpoints")
+        assert "CPUvLLMHttpServer" in (paths.run_dir / "trainer.log").read_text(), variant
+
+    held = pd.read_csv(results / "heldout_summary.csv")
+    assert set(held["run"]) == {"base", "sft", "grpo_default", "grpo_no_efficiency"}
+    assert held["turns"].nunique() == 1 and held["turns"].iloc[0] > 0
+    table = pd.read_csv(results / "eval_comparison.csv")
+    table = table[table["model"] == "SmolLM2-135M"].set_index("benchmark")
+    for benchmark in ("prove_heldout", "bfcl_multi_turn", "tau2_bench"):
+        assert table.loc[benchmark, ["base", "sft", "trained"]].notna().all(), benchmark

@@ -114,6 +114,9 @@ class SynthesisSettings:
     n_abstention: int
     n_worlds: int
     """Distinct world seeds the conversations are grounded in (fewer: less to probe, faster on a CPU)."""
+    val_fraction: float = 0.1
+    """Share of the chains whose examples form the chain-disjoint validation split (05's validation,
+    06's held-out turns). A few dozen examples need a larger share for the split to hold any."""
 
 
 @dataclass(frozen=True)

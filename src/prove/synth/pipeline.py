@@ -102,6 +102,7 @@ class SynthConfig:
             "sizes": {"multi_turn": syn.n_multi_turn, "clarification": syn.n_clarification,
                       "abstention": syn.n_abstention},
             "n_chains": prof.graph.n_chains, "teacher": syn.teacher, "n_worlds": syn.n_worlds,
+            "val_fraction": syn.val_fraction,
         }
         kwargs.update(overrides)
         return cls(**kwargs)
