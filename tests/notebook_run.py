@@ -82,8 +82,10 @@ def run_pipeline(root: Path, kernel: str, profile: str = PIPELINE_PROFILE,
 
 def _execute(pm: Any, path: Path, root: Path, kernel: str, profile: str, results: Path, figures: Path,
              url: str) -> None:
-    before = os.environ.get("PROVE_ENV_URL")
+    before = {k: os.environ.get(k) for k in ("PROVE_ENV_URL", "PROVE_GRAPH_CACHE")}
     os.environ["PROVE_ENV_URL"] = url  # the kernel inherits it, as under ./run_all.sh
+    # the LLM classifier's answers stay in the run's folder: none from an earlier run, none left behind
+    os.environ["PROVE_GRAPH_CACHE"] = str(root / "llm_pairs.jsonl")
     try:
         pm.execute_notebook(
             str(path), str(root / path.name), kernel_name=kernel, cwd=str(ROOT), progress_bar=False,
@@ -91,10 +93,11 @@ def _execute(pm: Any, path: Path, root: Path, kernel: str, profile: str, results
             parameters={"profile": profile, "results_dir": str(results), "figures_dir": str(figures)},
         )
     finally:
-        if before is None:
-            os.environ.pop("PROVE_ENV_URL", None)
-        else:
-            os.environ["PROVE_ENV_URL"] = before
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def pipeline_results(run: dict[str, Any], upto: str) -> Path:

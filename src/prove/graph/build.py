@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,7 +30,8 @@ from prove.profiles import repo_root
 __all__ = ["CLASSIFIERS", "DEFAULT_CACHE", "build_graph", "abuild_graph", "classify_pairs", "main"]
 
 CLASSIFIERS = ("schema", "llm")
-DEFAULT_CACHE = repo_root() / ".cache" / "graph" / "llm_pairs.jsonl"
+DEFAULT_CACHE = Path(os.environ.get("PROVE_GRAPH_CACHE") or repo_root() / ".cache" / "graph" / "llm_pairs.jsonl")
+"""The LLM classifier's answers: $PROVE_GRAPH_CACHE, else .cache/graph/llm_pairs.jsonl in the checkout."""
 
 
 async def classify_pairs(
