@@ -112,7 +112,8 @@ def test_the_chains_bfcl_entries_ran_for_every_model_through_generation_and_the_
     comparison = pd.read_csv(results / "eval_comparison.csv")
     [row] = comparison[(comparison["model"] == name) & (comparison["benchmark"] == "bfcl_multi_turn")].to_dict("records")
     for run, label in zip(runs, labels, strict=True):
-        assert row[table_variant(run)] == pytest.approx(100 * scores[label]["overall"])
+        if table_variant(run) in ("base", "sft", "trained"):  # the comparison table's columns
+            assert row[table_variant(run)] == pytest.approx(100 * scores[label]["overall"])
 
 
 @pytest.mark.slow

@@ -76,7 +76,8 @@ def test_the_tau2_slice_runs_through_tau2_run_against_served_models(pipeline_run
         row = score_results(parsed)  # what Tau2.score reports for the domain
         assert row["tasks"] == len(plan.tau2_task_ids) and row["trials_per_task"] == 1
         assert 0.0 <= row["pass^1"] <= 1.0 and row["agent_llm"] == agent["llm"]
-        assert scores[table_variant(run)] == pytest.approx(100 * row["pass^1"])
+        if table_variant(run) in ("base", "sft", "trained"):  # the comparison table's columns
+            assert scores[table_variant(run)] == pytest.approx(100 * row["pass^1"])
         print(f"\nτ² mock on {label}: pass^1 {row['pass^1']:.2f} over {row['tasks']} tasks "
               f"(termination {row['termination']})")
     assert len(users) == 1, f"the user simulator differs between checkpoints: {users}"
