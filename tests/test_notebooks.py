@@ -57,7 +57,8 @@ def test_the_rehearsal_runs_the_papers_stages_end_to_end(pipeline_run: dict[str,
     two served teachers; 05 trained SFT, the learning-rate sweep from it, picked a rate on validation
     (``grpo_default`` is that sweep run) and the reward ablation, every GRPO run with VERL's vLLM
     rollout; 06 evaluated base, SFT and the GRPO runs the paper reports (not the sweep points the pick
-    decided against) on the same held-out turns, each with BFCL and τ² rows."""
+    decided against) on the same held-out turns, each with BFCL and τ² rows. (The VERL + vLLM launch
+    path on CPU is asserted here; tests/train/test_train_chain.py checks the update itself.)"""
     import ast
 
     import pandas as pd
@@ -76,6 +77,11 @@ def test_the_rehearsal_runs_the_papers_stages_end_to_end(pipeline_run: dict[str,
     assert graph.number_of_edges() <= prof.graph.max_pairs
     teachers = pd.read_csv(results / "synth_teachers" / "teacher_comparison.csv", index_col=0)
     assert len(teachers.columns) == 2 and "kept" in teachers.index
+    cap = prof.teacher.compare_max_attempts
+    for column in teachers.columns:  # each teacher had the profile's attempts per kind, no more
+        stalled = teachers.loc["stalled", column] if "stalled" in teachers.index else None
+        assert (f"after {cap} attempts" in stalled if isinstance(stalled, str)
+                else int(teachers.loc["attempted", column]) <= 3 * cap), teachers[column]
 
     runs = pd.read_csv(results / "train_runs.csv").set_index("run")
     sweep = [f"grpo_{k}" for k in LR_KEYS]
@@ -88,9 +94,15 @@ def test_the_rehearsal_runs_the_papers_stages_end_to_end(pipeline_run: dict[str,
     assert set(values) == set(LR_KEYS) and all(v is not None for v in values.values()), values
     [config] = prof.train.configs
     cfg = load_train_config(config)
+    assert cfg.verl["actor_rollout_ref.rollout.name"] == "vllm"
     for variant in [*LR_KEYS, "no_efficiency"]:
+        # VERL's vLLM rollout on vLLM's CPU build served the rollouts, and its log-probs agree with
+        # the actor's on the same weights: vLLM starts on dummy weights, so only a working sync does
         paths = RunPaths.for_run(cfg, cfg.variant(variant), results, results / "checkpoints")
         assert "CPUvLLMHttpServer" in (paths.run_dir / "trainer.log").read_text(), variant
+        lines = [json.loads(x) for x in paths.metrics.read_text().splitlines()]
+        step = next(x["data"] for x in lines if x["step"] == 1 and "timing_s/step" in x["data"])
+        assert step["training/rollout_probs_diff_mean"] < 0.05, (variant, step["training/rollout_probs_diff_mean"])
 
     held = pd.read_csv(results / "heldout_summary.csv")
     assert set(held["run"]) == {"base", "sft", "grpo_default", "grpo_no_efficiency"}

@@ -149,7 +149,7 @@ def test_the_engines_are_declared_once() -> None:
 
 # What the rehearsal may change from paper: sizes, model names and devices (each key says which).
 REHEARSAL_SIZES = {
-    "graph.n_chains", "graph.llm_pairs", "graph.servers", "graph.max_pairs", "teacher.compare_examples", "synthesis.n_multi_turn",
+    "graph.n_chains", "graph.llm_pairs", "graph.servers", "graph.max_pairs", "teacher.compare_examples", "teacher.compare_max_attempts", "synthesis.n_multi_turn",
     "synthesis.n_clarification", "synthesis.n_abstention", "synthesis.n_worlds", "synthesis.val_fraction", "train.sft_steps",
     "train.grpo_steps", "train.heldout_rows", "train.heldout_max_new_tokens", "train.chain_bfcl_categories",
     "train.chain_bfcl_ids", "train.variants", "eval.bfcl_ids", "eval.bfcl_max_new_tokens",

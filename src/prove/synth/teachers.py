@@ -46,7 +46,8 @@ async def compare_teachers(cfg: SynthConfig, settings: TeacherSettings, models: 
             run = dataclasses.replace(cfg, teacher="openai", base_url=llm.base_url, model=llm.model,
                                       chat_template_kwargs=dict(llm.chat_template_kwargs or {}),
                                       sizes={kind: n for kind in cfg.sizes},
-                                      max_attempts=cfg.max_attempts or max(16, 8 * n))
+                                      max_attempts=(cfg.max_attempts or settings.compare_max_attempts
+                                                    or max(16, 8 * n)))
             try:
                 result = await asynthesize(run, out / str(i))
             except SynthesisStalled as exc:  # a teacher that keeps nothing is a result, not a crash
