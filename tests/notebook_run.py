@@ -16,7 +16,7 @@ test asks first):
 - ``smoke_data_run``: the smoke profile's 01..04 and 07 (``SMOKE_DATA_NOTEBOOKS``), whose sizes
   differ from the rehearsal's (the schema graph of every server, 260 examples over four worlds). Its
   05 and 06 run the rehearsal's code at larger sizes (tests/test_profiles.py pins every difference
-  between the two profiles) and are not run a second time: the suite keeps within its 45 minutes.
+  between the two profiles) and are not run a second time.
 
 Every test that requests either is marked ``slow`` and carries ``@pytest.mark.timeout(PIPELINE_TIMEOUT_S)``:
 it may be the one that runs the whole pipeline (papermill's per-cell limit stops a hung cell long before).

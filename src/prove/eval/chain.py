@@ -10,9 +10,9 @@ Each model is served once by vLLM (its CPU build on a cpu config, on the policy'
 (``prove.eval.heldout``, live, the training agent path, rows batched) and the external benchmarks
 (``prove.eval.pipeline.evaluate_model``); it is stopped before the next model starts, so nothing of
 a model stays loaded in this process. τ²'s user simulator, when the plan serves one, is started once
-for the whole chain (``prove.eval.pipeline.shared_user``): every model is judged by the same process. The returned long rows feed
-``prove.eval.paper.comparison_table``; their ``variant`` is ``base``, ``sft`` or ``trained`` (GRPO
-with PROVE's reward; other GRPO runs keep their label).
+for the whole chain (``prove.eval.pipeline.shared_user``): every model is judged by the same process.
+The returned long rows feed ``prove.eval.paper.comparison_table``; their ``variant`` is ``base``,
+``sft`` or ``trained`` (GRPO with PROVE's reward; other GRPO runs keep their label).
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def evaluate_chain(config: str | Any, env_urls: str | Sequence[str], plan: EvalP
     rows: list[dict[str, Any]] = []
     summaries, turns, benchmarks = [], [], {}
     # τ²'s user simulator, when the plan serves one: started once for every model of the chain
-    with shared_user(plan) if plan is not None and plan.benchmarks else nullcontext(plan) as plan:
+    with shared_user(plan) if plan is not None else nullcontext(plan) as plan:
         for label, folder in models.items():
             variant = table_variant(label)
             with serve_for_eval(folder, cfg, plan) as served:  # one server: held-out, BFCL, τ²
