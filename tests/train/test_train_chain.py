@@ -1,14 +1,17 @@
-"""The paper's chain on CPU, for real: VERL SFT -> VERL GRPO (live tool calls) -> HF folder -> held-out.
+"""The paper's chain on CPU, for real: VERL SFT -> VERL GRPO (live tool calls, vLLM rollouts) -> HF folder -> held-out.
 
-One module-scoped chain (a few minutes on two cores; see the note in the issue close-out for its
-measured cost): VERL's SFT trainer teaches SmolLM2-135M the call format on the first turn of one
-conversation of a small synthesis run, then one GRPO step of ``verl.trainer.main_ppo`` on the first
-turn of another that calls the same tool with other values starts from that SFT model with the
-``prove.train.cpu`` stand-in (gloo, Hugging Face rollout). Its
-rollouts call ``ProveTool`` against a real ``prove serve`` on loopback, the update changes the
-policy's weights, and the saved step's HF folder is evaluated on held-out turns. The same SFT
-model then takes two GRPO steps with TRL's trainer (``--engine trl``), which must raise the two
-prompts' expected reward: the update's direction.
+The VERL GRPO checks read the suite's rehearsal run (``pipeline_run``: 05 trains SFT, the three
+learning rates and ``no_efficiency`` with ``verl.trainer.main_ppo`` and VERL's vLLM rollout on vLLM's
+CPU build, each from the SFT model; 06 evaluates the picked run on held-out turns through a served
+model): its GRPO runs started from the SFT model, rolled out against a real ``prove serve`` on
+loopback through ``ProveTool``, logged PROVE's signals, changed the policy's weights and saved an HF
+folder that 06 evaluated. (The chain ran its own SFT and GRPO launches until the rehearsal joined
+the suite; the same launch a second time cost ~4 minutes of the 45.)
+
+A module fixture of its own trains the SFT model (VERL's SFT trainer, three steps on the first turn
+of one conversation of a small synthesis run) that two GRPO steps of TRL's trainer (``--engine
+trl``) start from: the update's direction, on two first turns that call the same tool with other
+values.
 """
 
 from __future__ import annotations
@@ -19,16 +22,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from notebook_run import PIPELINE_PROFILE, PIPELINE_TIMEOUT_S, pipeline_results
 from train_helpers import need_verl
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # the module fixture trains twice (~6 min here)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # the module fixture trains SFT (~1 min here)
 
 # The TRL direction test (see its docstring): one prompt x 4 rollouts per step, each row once.
 # Measured here on the earlier hand-built banking rows (before the chain used synthesis rows):
 # 0.74 -> 1.14 (sum of the two rows' expected reward), and 0.74 -> 0.40 with the reward negated;
 # ~95 s here.
 DIRECTION_LR = 5e-5
-ROLLOUT_N = 8  # the VERL GRPO step's group size (the TRL direction test keeps 4)
 
 
 def _weights(folder: str | Path) -> dict[str, Any]:
@@ -101,6 +104,9 @@ def chain_examples(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, A
 @pytest.fixture(scope="module")
 def chain(tmp_path_factory: pytest.TempPathFactory, chain_examples: list[dict[str, Any]],
           tokenizer: Any) -> dict[str, Any]:
+    """VERL's SFT trainer on one conversation's first turn; the TRL step trains on it and another's
+    (``rl_val``: both rows): the SFT'd model has learnt the call format but not the second turn's
+    values, so a group of rollouts differs (values copied or not)."""
     need_verl()
     from prove.env.launch import free_port
     from prove.rows import sft_row, turn_rows, write_rows
@@ -109,8 +115,6 @@ def chain(tmp_path_factory: pytest.TempPathFactory, chain_examples: list[dict[st
     from prove.train.launch import RunPaths, launch
 
     root = tmp_path_factory.mktemp("chain")
-    # SFT on one conversation's first turn, GRPO on another's: the SFT'd model has learnt the call
-    # format but not this conversation's values, so a group of rollouts differs (values copied or not).
     conversations = _pair([narrow_tools(_first_turn(e), 2) for e in chain_examples if e["kind"] == "multi_turn"],
                           tokenizer)
     assert [c["turns"][0]["calls"][0]["name"] for c in conversations].count(
@@ -128,17 +132,11 @@ def chain(tmp_path_factory: pytest.TempPathFactory, chain_examples: list[dict[st
     cfg = load_train_config("smollm2-135m")
     cfg = dataclasses.replace(
         cfg, data=data, env=dataclasses.replace(cfg.env, port=free_port()), sft_lr=1e-4,
-        # eight rollouts: at temperature 1 a group of four from a model SFT'd for three steps was once
-        # all equally wrong under vLLM's sampling (no advantage, nothing reached the server)
-        verl={**cfg.verl, "actor_rollout_ref.rollout.n": ROLLOUT_N, "data.max_response_length": 256,
-              "actor_rollout_ref.rollout.response_length": 256,  # two calls and their responses
-              "actor_rollout_ref.rollout.multi_turn.max_assistant_turns": 3,
-              # micro-batches of one: at 4, eight rollouts of ~1,300 tokens took the actor's update to
-              # 11.7 GB and Ray's memory monitor killed the vLLM server mid-step (CI, stop 38)
-              "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": 1,
+        # micro-batches of one (the TRL engine reads the actor's): eight rollouts of ~1,300 tokens at
+        # four took an update to 11.7 GB on this machine (CI, stop 38)
+        verl={**cfg.verl, "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu": 1,
               "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu": 1,
-              "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": 1,
-              "trainer.save_freq": 1},
+              "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": 1},
         sft={**cfg.sft, "trainer.total_training_steps": 3, "trainer.total_epochs": 3, "data.max_length": 2048,
              "data.train_batch_size": 1, "data.micro_batch_size_per_gpu": 1,
              "data.max_token_len_per_gpu": 2048, "optim.lr_warmup_steps_ratio": 0.0,
@@ -146,49 +144,70 @@ def chain(tmp_path_factory: pytest.TempPathFactory, chain_examples: list[dict[st
     )
     results, ckpt = root / "results", root / "checkpoints"
     assert launch(cfg, "sft", results_dir=results, checkpoints_dir=ckpt) == 0
-    assert launch(cfg, "default", results_dir=results, checkpoints_dir=ckpt, steps=1) == 0
-    sft = RunPaths.for_run(cfg, cfg.variant("sft"), results, ckpt)
-    grpo = RunPaths.for_run(cfg, cfg.variant("default"), results, ckpt)
-    n_gt = [len(c["turns"][0]["calls"]) for c in conversations]
-    return {"cfg": cfg, "sft": sft, "grpo": grpo, "results": results, "ckpt": ckpt, "n_gt": n_gt}
+    return {"cfg": cfg, "sft": RunPaths.for_run(cfg, cfg.variant("sft"), results, ckpt)}
 
 
-def test_grpo_starts_from_the_sft_model_and_saves_an_hf_folder(chain: dict[str, Any]) -> None:
-    sft = json.loads(chain["sft"].model.read_text())
-    grpo = json.loads(chain["grpo"].model.read_text())
-    assert grpo["init"] == sft["hf_model"] and grpo["trainer"] == "grpo" and grpo["global_step"] == 1
+GRPO_VARIANTS = ("lr_low", "lr_mid", "lr_high", "no_efficiency")
+"""The rehearsal's GRPO launches (05: the learning-rate sweep and the reward ablation)."""
+
+
+@pytest.fixture(scope="module")
+def rehearsal(pipeline_run: dict[str, Any]) -> dict[str, Any]:
+    """The rehearsal's SFT run and GRPO runs (``RunPaths``), its training config, GRPO step count
+    and results folder."""
+    from prove.profiles import load_profile
+    from prove.train.config import load_train_config
+    from prove.train.launch import RunPaths
+
+    prof = load_profile(PIPELINE_PROFILE)
+    results = pipeline_results(pipeline_run, "06")
+    [config] = prof.train.configs
+    cfg = load_train_config(config)
+    runs = {v: RunPaths.for_run(cfg, cfg.variant(v), results, results / "checkpoints") for v in ("sft", *GRPO_VARIANTS)}
+    return {"cfg": cfg, "runs": runs, "steps": prof.train.grpo_steps, "results": results}
+
+
+def _step(run: Any, key: str) -> dict[str, Any]:
+    """The metrics VERL logged for the run's last step that has `key`."""
+    lines = [json.loads(x) for x in run.metrics.read_text().splitlines()]
+    return [x["data"] for x in lines if key in x["data"]][-1]
+
+
+@pytest.mark.timeout(PIPELINE_TIMEOUT_S)
+@pytest.mark.parametrize("variant", GRPO_VARIANTS)
+def test_grpo_starts_from_the_sft_model_and_saves_an_hf_folder(rehearsal: dict[str, Any], variant: str) -> None:
+    sft = json.loads(rehearsal["runs"]["sft"].model.read_text())
+    grpo = json.loads(rehearsal["runs"][variant].model.read_text())
+    assert grpo["init"] == sft["hf_model"] and grpo["trainer"] == "grpo"
+    assert grpo["global_step"] == rehearsal["steps"] and grpo["variant"] == variant
     assert Path(grpo["hf_model"]).parts[-2:] == ("actor", "huggingface")
     assert _weights(grpo["hf_model"]), "the saved step has no weights"
 
 
-def test_one_grpo_step_ran_through_verl_with_vllm_generating(chain: dict[str, Any]) -> None:
-    """The config's rollout is VERL's vLLM rollout on vLLM's CPU build: its server actor ran, and its
-    log-probs agree with the actor's on the same weights (vLLM starts on dummy weights, so only a
-    working weight sync makes them agree)."""
-    assert chain["cfg"].verl["actor_rollout_ref.rollout.name"] == "vllm"
-    assert "CPUvLLMHttpServer" in (chain["grpo"].run_dir / "trainer.log").read_text()
-    lines = [json.loads(x) for x in chain["grpo"].metrics.read_text().splitlines()]
-    step = next(x["data"] for x in lines if x["step"] == 1 and "timing_s/step" in x["data"])
-    assert step["training/rollout_probs_diff_mean"] < 0.05
-    assert step["response_length/mean"] > 0 and step["prompt_length/mean"] > 0
-
-
-def test_each_steps_hacking_signals_are_in_verls_training_metrics(chain: dict[str, Any]) -> None:
+@pytest.mark.timeout(PIPELINE_TIMEOUT_S)
+@pytest.mark.parametrize("variant", GRPO_VARIANTS)
+def test_each_steps_hacking_signals_are_in_verls_training_metrics(rehearsal: dict[str, Any], variant: str) -> None:
     """VERL logs no reward key but the score in training; prove.train.verl_metrics adds the step's
     signals (prove.reward.signals) from every rollout's reward keys, state verdict included."""
-    lines = [json.loads(x) for x in chain["grpo"].metrics.read_text().splitlines()]
-    step = next(x["data"] for x in lines if x["step"] == 1 and "timing_s/step" in x["data"])
-    assert step["prove/gt_calls_per_turn"] == chain["n_gt"][1]  # rl_train is the second turn
+    run = rehearsal["runs"][variant]
+    step = _step(run, "timing_s/step")
+    rollouts = [json.loads(x) for x in (run.run_dir / "rollouts" / f"{rehearsal['steps']}.jsonl").read_text().splitlines()]
+    n_gt = [len(json.loads(r["gts"])["calls"]) for r in rollouts]  # each rollout's turn's ground truth
+    assert step["prove/gt_calls_per_turn"] == pytest.approx(sum(n_gt) / len(n_gt))
     assert 0.0 <= step["prove/state_success"] <= 1.0  # every rollout's episode effect was read
-    n = ROLLOUT_N
+    n = len(rollouts)
     assert step["prove/calls_per_turn"] * n == pytest.approx(round(step["prove/calls_per_turn"] * n))
     assert 0.0 <= step["prove/no_call_share"] <= 1.0 and "prove/high_reward_state_fail" in step
     assert 0.0 <= step["prove/over_budget_share"] <= 1.0  # every rollout's budget B came with its score
 
 
-def test_rollouts_reach_live_episodes_through_prove_tool(chain: dict[str, Any]) -> None:
-    rollouts = [json.loads(x) for x in (chain["grpo"].run_dir / "rollouts" / "1.jsonl").read_text().splitlines()]
-    assert len(rollouts) == ROLLOUT_N  # one prompt x rollout.n
+@pytest.mark.timeout(PIPELINE_TIMEOUT_S)
+@pytest.mark.parametrize("variant", GRPO_VARIANTS)
+def test_rollouts_reach_live_episodes_through_prove_tool(rehearsal: dict[str, Any], variant: str) -> None:
+    cfg, run = rehearsal["cfg"], rehearsal["runs"][variant]
+    rollouts = [json.loads(x) for x in (run.run_dir / "rollouts" / f"{rehearsal['steps']}.jsonl").read_text().splitlines()]
+    # train_batch_size prompts x rollout.n
+    assert len(rollouts) == cfg.verl["data.train_batch_size"] * cfg.verl["actor_rollout_ref.rollout.n"]
     answers = [r["output"].split("<tool_response>\n", 1)[1].split("\n</tool_response>", 1)[0]
                for r in rollouts if "<tool_response>" in r["output"]]
     assert answers, [r["output"][:300] for r in rollouts]
@@ -200,30 +219,37 @@ def test_rollouts_reach_live_episodes_through_prove_tool(chain: dict[str, Any]) 
     assert any(isinstance(r, dict) or a.startswith("Error:") for r, a in zip(results, answers, strict=True)), answers
 
 
-def test_the_update_changes_the_policy(chain: dict[str, Any]) -> None:
-    sft = json.loads(chain["sft"].model.read_text())["hf_model"]
-    grpo = json.loads(chain["grpo"].model.read_text())["hf_model"]
-    lines = [json.loads(x) for x in chain["grpo"].metrics.read_text().splitlines()]
-    step = next(x["data"] for x in lines if x["step"] == 1 and "actor/grad_norm" in x["data"])
-    assert step["actor/grad_norm"] > 0, "every rollout of the group scored the same: no advantage"
+@pytest.mark.timeout(PIPELINE_TIMEOUT_S)
+@pytest.mark.parametrize("variant", GRPO_VARIANTS)
+def test_the_update_changes_the_policy(rehearsal: dict[str, Any], variant: str) -> None:
+    sft = json.loads(rehearsal["runs"]["sft"].model.read_text())["hf_model"]
+    grpo = json.loads(rehearsal["runs"][variant].model.read_text())["hf_model"]
+    assert _step(rehearsal["runs"][variant], "actor/grad_norm")["actor/grad_norm"] > 0, \
+        "every rollout of the group scored the same: no advantage"
     before, after = _weights(sft), _weights(grpo)
     assert before.keys() == after.keys()
     changed = [k for k in before if not (before[k] == after[k]).all()]
     assert len(changed) > len(before) // 2
 
 
-def test_heldout_evaluation_runs_the_trained_folder_live(chain: dict[str, Any]) -> None:
-    from prove.env.launch import EnvServer
-    from prove.eval.heldout import SUMMARY_KEYS, HeldoutPlan, evaluate_heldout
+@pytest.mark.timeout(PIPELINE_TIMEOUT_S)
+def test_heldout_evaluation_runs_the_trained_folder_live(rehearsal: dict[str, Any]) -> None:
+    """06 evaluated the picked GRPO run's HF folder (served) on the held-out turns, the same turns as
+    the base model's, each scored from its live episode."""
+    import pandas as pd
 
-    grpo = json.loads(chain["grpo"].model.read_text())["hf_model"]
-    with EnvServer() as server:
-        turns, summary = evaluate_heldout(grpo, chain["cfg"], server.url,
-                                          HeldoutPlan(max_rows=2, max_new_tokens=48), label="grpo")
-    n_gt = chain["n_gt"]  # the two held-out turns' ground-truth calls
-    assert len(turns) == 2 and set(SUMMARY_KEYS) <= set(summary)
-    assert turns["score"].between(0, 1).all() and sorted(turns["n_gt"]) == sorted(n_gt)
-    assert summary["gt_calls_per_turn"] == sum(n_gt) / 2 and summary["turns"] == 2.0
+    from prove.eval.heldout import SUMMARY_KEYS
+
+    results = rehearsal["results"]
+    runs = pd.read_csv(results / "train_runs.csv").set_index("run")
+    summary = pd.read_csv(results / "heldout_summary.csv").set_index("run")
+    turns = pd.read_csv(results / "heldout_turns.csv")
+    assert set(SUMMARY_KEYS) <= set(summary.columns)
+    assert summary.loc["grpo_default", "model"] == runs.loc["grpo_default", "hf_model"]
+    grpo, base = turns[turns["label"] == "grpo_default"], turns[turns["label"] == "base"]
+    assert len(grpo) == summary.loc["grpo_default", "turns"] > 0
+    assert grpo["score"].between(0, 1).all() and sorted(grpo["n_gt"]) == sorted(base["n_gt"])
+    assert summary.loc["grpo_default", "gt_calls_per_turn"] == pytest.approx(grpo["n_gt"].mean())
 
 
 def _sequence_logps(model: Any, batch: dict[str, Any], temperature: float) -> Any:

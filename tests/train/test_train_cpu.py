@@ -1,5 +1,6 @@
 """The CPU stand-in on its own (fast): platform, Hugging Face rollout server, adapter, patches, and
-the checkpoint and tokenizer fixes the chain needs. The real GRPO step is test_train_chain.py."""
+the checkpoint and tokenizer fixes the chain needs. The real GRPO steps are the rehearsal's, checked
+in test_train_chain.py."""
 
 from __future__ import annotations
 

