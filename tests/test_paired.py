@@ -86,3 +86,26 @@ def test_bad_input_says_what_is_wrong() -> None:
         paired_differences(turns.drop(columns="n_gt"), [("b", "a")])
     with pytest.raises(ValueError, match="level"):
         paired_differences(turns, [("b", "a")], level=95)
+
+
+def test_each_models_mean_has_an_interval_and_the_no_call_turns_a_row_of_their_own() -> None:
+    from prove.paired import mean_intervals
+
+    turns = _turns(shift=0.1, noise=0.05, conversations=60)
+    table = mean_intervals(turns, metrics=["score", "without_call"])
+    assert list(dict.fromkeys(table["run"])) == ["a", "b"]
+    for (run, metric, subset), row in table.set_index(["run", "metric", "subset"]).iterrows():
+        part = turns[turns.label == run]
+        part = part if subset == "all" else part[(part.n_gt > 0) == (subset == "calls")]
+        value = part[metric] if metric in part else (part.n_pred == 0).astype(float)
+        assert row["mean"] == pytest.approx(value.mean()) and row["turns"] == len(part)
+        assert row["ci_low"] <= row["mean"] <= row["ci_high"]
+    rows = table.set_index(["run", "metric", "subset"])
+    # `a` answers every no-call turn without a call, `b` calls once on each: both exact, zero width
+    assert rows.loc[("a", "without_call", "no_call"), ["mean", "ci_low", "ci_high"]].tolist() == [1.0, 1.0, 1.0]
+    assert rows.loc[("b", "without_call", "no_call"), ["mean", "ci_low", "ci_high"]].tolist() == [0.0, 0.0, 0.0]
+    # a noisy mean gets an interval of real width, and the same seed gives the same bytes
+    assert rows.loc[("a", "score", "all"), "ci_high"] - rows.loc[("a", "score", "all"), "ci_low"] > 0.01
+    assert table.equals(mean_intervals(turns, metrics=["score", "without_call"]))
+    with pytest.raises(ValueError, match=r"no held-out turns of \['c'\]; the table has \['a', 'b'\]"):
+        mean_intervals(turns, ["c"])

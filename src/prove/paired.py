@@ -21,13 +21,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["PAIRED_METRICS", "SUBSETS", "KEY", "paired_differences"]
+__all__ = ["PAIRED_METRICS", "SUBSETS", "KEY", "with_without_call", "paired_differences", "mean_intervals"]
 
 PAIRED_METRICS: dict[str, str] = {
     "score": "held-out reward",
     "coverage": "coverage",
     "exact": "exact turn",
     "n_pred": "calls per turn",
+    "without_call": "answered without a call",
     "state_success": "state success",
 }
 """Per-turn columns of the held-out table compared (column -> label); absent ones are skipped."""
@@ -68,10 +69,39 @@ def _paired(turns: pd.DataFrame, run: str, reference: str, metric: str) -> pd.Da
     return out.sort_values(list(KEY), kind="stable").reset_index(drop=True)
 
 
+def with_without_call(turns: pd.DataFrame) -> pd.DataFrame:
+    """``turns`` with the column ``without_call``: 1.0 where the model made no call (``n_pred == 0``),
+    the right answer on an abstention or clarification turn; unchanged when it has one or lacks
+    ``n_pred``."""
+    if "without_call" in turns.columns or "n_pred" not in turns.columns:
+        return turns
+    return turns.assign(without_call=(turns["n_pred"] == 0).astype(float))
+
+
+def _checked(turns: pd.DataFrame, level: float, n_boot: int) -> pd.DataFrame:
+    """``turns`` (with ``without_call``) once the interval's settings and the table's key columns
+    are valid; raises saying what is wrong and what is valid."""
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be between 0 and 1 (e.g. 0.95), got {level}")
+    if n_boot < 100:
+        raise ValueError(f"n_boot={n_boot} is too few draws for a percentile interval; use at least 100")
+    missing = [c for c in ("label", *KEY, "n_gt") if c not in turns.columns]
+    if missing:
+        raise ValueError(f"the held-out turn table lacks {missing} (06's heldout_turns.csv has them)")
+    return with_without_call(turns)
+
+
 def _interval(frame: pd.DataFrame, n_boot: int, level: float, rng: np.random.Generator) -> tuple[float, float]:
     """Percentile bootstrap of the mean per-turn difference, resampling conversations."""
-    diff = (frame["run"] - frame["reference"]).to_numpy()
-    groups = pd.factorize(frame["example_id"], sort=True)[0]
+    return _cluster_interval((frame["run"] - frame["reference"]).to_numpy(), frame["example_id"], n_boot,
+                             level, rng)
+
+
+def _cluster_interval(values: np.ndarray, clusters: pd.Series, n_boot: int, level: float,
+                      rng: np.random.Generator) -> tuple[float, float]:
+    """Percentile bootstrap of the mean of ``values``, resampling whole ``clusters`` (conversations)."""
+    diff = np.asarray(values, dtype=float)
+    groups = pd.factorize(clusters, sort=True)[0]
     n = int(groups.max()) + 1
     sums = np.bincount(groups, weights=diff, minlength=n)
     counts = np.bincount(groups, minlength=n).astype(float)
@@ -88,13 +118,7 @@ def paired_differences(turns: pd.DataFrame, pairs: Sequence[tuple[str, str]], *,
     """Per (run, reference, metric, subset): turns, conversations, both means, the mean per-turn
     difference (run − reference) and its bootstrap interval (module doc). ``metrics`` default to
     the :data:`PAIRED_METRICS` the table has; a subset without turns is left out."""
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be between 0 and 1 (e.g. 0.95), got {level}")
-    if n_boot < 100:
-        raise ValueError(f"n_boot={n_boot} is too few draws for a percentile interval; use at least 100")
-    missing = [c for c in ("label", *KEY, "n_gt") if c not in turns.columns]
-    if missing:
-        raise ValueError(f"the held-out turn table lacks {missing} (06's heldout_turns.csv has them)")
+    turns = _checked(turns, level, n_boot)
     wanted = list(metrics) if metrics is not None else [m for m in PAIRED_METRICS if m in turns.columns]
     absent = [m for m in wanted if m not in turns.columns]
     if absent:
@@ -123,3 +147,41 @@ def paired_differences(turns: pd.DataFrame, pairs: Sequence[tuple[str, str]], *,
     return pd.DataFrame(rows, columns=["run", "reference", "metric", "label", "subset", "turns",
                                        "conversations", "run_mean", "reference_mean", "diff", "ci_low",
                                        "ci_high", "level"])
+
+
+def mean_intervals(turns: pd.DataFrame, labels: Sequence[str] | None = None, *,
+                   metrics: Sequence[str] | None = None, n_boot: int = 2000, level: float = 0.95,
+                   seed: int = 0) -> pd.DataFrame:
+    """Per (model, metric, subset): turns, conversations, the mean and its bootstrap interval
+    (conversations resampled, as :func:`paired_differences`): each model's own numbers with their
+    uncertainty, the no-call turns (:data:`SUBSETS`) as rows of their own. ``labels`` default to
+    every model in the table, in its order; ``metrics`` to the :data:`PAIRED_METRICS` it has
+    (``without_call`` derived from ``n_pred``)."""
+    turns = _checked(turns, level, n_boot)
+    known = list(dict.fromkeys(turns["label"]))
+    wanted_labels = list(labels) if labels is not None else known
+    unknown = [x for x in wanted_labels if x not in known]
+    if unknown:
+        raise ValueError(f"no held-out turns of {unknown}; the table has {known}")
+    wanted = list(metrics) if metrics is not None else [m for m in PAIRED_METRICS if m in turns.columns]
+    absent = [m for m in wanted if m not in turns.columns]
+    if absent:
+        raise ValueError(f"no column {absent} in the held-out turn table; it has {sorted(turns.columns)}")
+    rows = []
+    for label in wanted_labels:
+        part = turns[turns["label"] == label].sort_values(list(KEY), kind="stable")
+        for metric in wanted:
+            for subset in SUBSETS:
+                chosen = _subset(part, subset).dropna(subset=[metric])
+                if chosen.empty:
+                    continue
+                key = f"{label}|{metric}|{subset}".encode()
+                low, high = _cluster_interval(chosen[metric].to_numpy(dtype=float), chosen["example_id"], n_boot,
+                                              level, np.random.default_rng([seed, *key]))
+                rows.append({"run": label, "metric": metric, "label": PAIRED_METRICS.get(metric, metric),
+                             "subset": subset, "turns": len(chosen),
+                             "conversations": chosen["example_id"].nunique(),
+                             "mean": float(chosen[metric].astype(float).mean()), "ci_low": low, "ci_high": high,
+                             "level": level})
+    return pd.DataFrame(rows, columns=["run", "metric", "label", "subset", "turns", "conversations", "mean",
+                                       "ci_low", "ci_high", "level"])
