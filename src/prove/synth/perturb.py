@@ -29,7 +29,7 @@ from prove.synth.records import chain_split, example_id, example_rng
 from prove.synth.sampling import schema_enum
 
 __all__ = ["PerturbationRates", "ChainPool", "build_script", "offered_tools", "distractors_for",
-           "strip_enum", "split_turns"]
+           "name_similarity", "name_score", "strip_enum", "split_turns"]
 
 
 @dataclass(frozen=True)
@@ -57,21 +57,31 @@ def _shape(name: str, memo: dict[str, Shape] | None = None) -> Shape:
     return got
 
 
+def name_similarity(a: str, b: str, shapes: dict[str, Shape] | None = None) -> tuple[float, float]:
+    """(shared name words, shared character trigrams) of two tool names, each a Jaccard index in
+    [0, 1]: ``list_food_orders`` and ``get_food_order`` share ``food``, and most trigrams."""
+    own, grams = _shape(a, shapes)
+    words, theirs = _shape(b, shapes)
+    return len(own & words) / max(1, len(own | words)), len(grams & theirs) / max(1, len(grams | theirs))
+
+
+def name_score(a: str, b: str, shapes: dict[str, Shape] | None = None) -> float:
+    """How alike two tool names read: shared words plus half the shared trigrams (0 .. 1.5)."""
+    overlap, ratio = name_similarity(a, b, shapes)
+    return round(overlap + 0.5 * ratio, 4)
+
+
 def distractors_for(tool: str, registry: Registry, shapes: dict[str, Shape] | None = None
                     ) -> list[tuple[float, str]]:
     """Tools of *other* servers with similar names, most similar first (at most 12)."""
     spec = registry.tool(tool)
-    own, grams = _shape(tool, shapes)
     scored = []
     for other in sorted(registry.tools.values(), key=lambda t: t.name):
         if other.server == spec.server:
             continue
-        words, theirs = _shape(other.name, shapes)
-        overlap = len(own & words) / max(1, len(own | words))
-        ratio = len(grams & theirs) / max(1, len(grams | theirs))
-        score = round(overlap + 0.5 * ratio, 4)
+        overlap, ratio = name_similarity(tool, other.name, shapes)
         if overlap > 0 or ratio >= 0.4:
-            scored.append((-score, other.name))
+            scored.append((-round(overlap + 0.5 * ratio, 4), other.name))
     return [(-s, n) for s, n in sorted(scored)[:12]]
 
 

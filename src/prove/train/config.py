@@ -27,7 +27,7 @@ from prove.reward.config import ABLATIONS
 
 __all__ = [
     "EnvSettings", "DataPaths", "TrainConfig", "Variant", "load_train_config", "paper_configs",
-    "CONFIG_DIR", "LR_KEYS", "PICK_LR", "ADDABLE_PREFIXES", "LOCAL_SMOLLM2", "UNREAD_BY_VERL", "check_families",
+    "CONFIG_DIR", "TOOL_ORDERS", "LR_KEYS", "PICK_LR", "ADDABLE_PREFIXES", "LOCAL_SMOLLM2", "UNREAD_BY_VERL", "check_families",
     "train_configs",
 ]
 
@@ -76,6 +76,10 @@ class EnvSettings:
         return [f"http://{self.host}:{self.port + i}" for i in range(self.workers)]
 
 
+TOOL_ORDERS = ("offered", "similar")
+"""``data.tool_order`` values (:class:`DataPaths`)."""
+
+
 @dataclass(frozen=True)
 class DataPaths:
     """The synthesis export (relative paths are taken from the repository root)."""
@@ -88,11 +92,19 @@ class DataPaths:
     """The synthesis export the four files are prepared from (``prove.train.data``)."""
     max_tools: int | None = None
     """Offered schemas per prompt (the turn's own tools first); None keeps synthesis' offer."""
+    tool_order: str = "offered"
+    """Which other offered tools fill ``max_tools`` after the called ones (``TOOL_ORDERS``):
+    ``offered``, synthesis' order; ``similar``, the ones whose names read most like a called
+    tool's first (near-duplicates: ``get_food_order`` beside ``list_food_orders``)."""
     max_prompt_tokens: int | None = None
     """Rows whose prompt is longer are dropped and counted (never cut); None: no limit."""
     max_sft_tokens: int | None = None
     max_train_rows: int | None = None
     max_val_rows: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.tool_order not in TOOL_ORDERS:
+            raise ValueError(f"data.tool_order={self.tool_order!r}: valid orders are {', '.join(TOOL_ORDERS)}")
 
     def resolve(self, name: str, root: Path = REPO_ROOT) -> Path:
         path = Path(getattr(self, name))
@@ -273,10 +285,15 @@ def load_train_config(path: str | Path) -> TrainConfig:
     unknown = set(data) - {f for f in TrainConfig.__dataclass_fields__ if f != "path"} - {"env"}
     if unknown:
         raise ValueError(f"{path}: unknown keys {sorted(unknown)}")
+    data_keys = dict(data.pop("data", {}) or {})
+    unknown_data = set(data_keys) - set(DataPaths.__dataclass_fields__)
+    if unknown_data:
+        raise ValueError(f"{path}: unknown data keys {sorted(unknown_data)}; "
+                         f"known: {', '.join(DataPaths.__dataclass_fields__)}")
     return TrainConfig(
         path=path.resolve(),
         env=EnvSettings(**env),
-        data=DataPaths(**(data.pop("data", {}) or {})),
+        data=DataPaths(**data_keys),
         lr_sweep={k: float(v) for k, v in data.pop("lr_sweep").items()},
         **{k: v for k, v in data.items()},
     )

@@ -5,8 +5,9 @@
 ``prove train`` calls :func:`prepare` when a config's data files are missing. It reads the export
 (``examples.jsonl`` and the chain-disjoint ``train``/``val`` split of ``prove synth``), optionally
 narrows each example's offered tools to ``data.max_tools`` (the tools its ground truth calls
-first, then the other offered tools in their offered order: a laptop-sized prompt keeps the
-decision between a few plausible tools), builds the rows with ``prove.rows`` (RL: one per
+first, then the other offered tools in their offered order, or with ``data.tool_order: similar``
+the ones named most like a called tool: a laptop-sized prompt keeps the decision between a few
+plausible tools), builds the rows with ``prove.rows`` (RL: one per
 user turn; SFT: one per conversation), measures each prompt with the model's tokenizer and the
 row's own offered tools (rendered in the config's thinking mode), and drops — never cuts — what exceeds the budget. Examples are taken in a
 fixed pseudo-random order (:func:`sample_order`), so ``max_train_rows`` keeps every kind. The
@@ -34,10 +35,17 @@ def _name(schema: Mapping[str, Any]) -> str:
     return str(schema.get("function", schema).get("name", ""))
 
 
-def narrow_tools(example: Mapping[str, Any], max_tools: int | None) -> dict[str, Any]:
+def narrow_tools(example: Mapping[str, Any], max_tools: int | None, order: str = "offered") -> dict[str, Any]:
     """``example`` offering at most ``max_tools`` schemas: the ones its turns call, in offered
-    order, then the rest in offered order. Tools it calls but synthesis did not offer stay unoffered
-    (a missing-tool perturbation stays missing)."""
+    order, then the rest — in offered order (``order="offered"``), or those whose names read most
+    like a called tool's first (``order="similar"``, :func:`prove.synth.perturb.name_score`; ties
+    in offered order), so the few tools a short prompt keeps include near-duplicates of the right
+    one. Tools it calls but synthesis did not offer stay unoffered (a missing-tool perturbation
+    stays missing); an example that calls nothing (an abstention) ranks by its offered order."""
+    from prove.train.config import TOOL_ORDERS
+
+    if order not in TOOL_ORDERS:
+        raise ValueError(f"tool order {order!r}: valid orders are {', '.join(TOOL_ORDERS)}")
     out = dict(example)
     tools = list(example.get("tools") or [])
     if max_tools is None or len(tools) <= max_tools:
@@ -45,6 +53,12 @@ def narrow_tools(example: Mapping[str, Any], max_tools: int | None) -> dict[str,
     called = {c["name"] for t in example.get("turns", []) for c in t.get("calls", [])}
     first = [t for t in tools if _name(t) in called]
     rest = [t for t in tools if _name(t) not in called]
+    if order == "similar" and first:
+        from prove.synth.perturb import name_score
+
+        names = [_name(t) for t in first]
+        score = {id(t): max(name_score(_name(t), c) for c in names) for t in rest}
+        rest = sorted(rest, key=lambda t: -score[id(t)])  # stable: ties keep offered order
     out["tools"] = (first + rest)[:max(max_tools, len(first))]
     return out
 
@@ -93,7 +107,7 @@ def _rows(examples: Iterable[dict[str, Any]], split: str, data: DataPaths, token
                               "sft_rows": 0, "sft_too_long": 0, "sft_over_row_cap": 0}
     for example in sample_order(examples):
         counts["examples"] += 1
-        narrowed = narrow_tools(example, data.max_tools)
+        narrowed = narrow_tools(example, data.max_tools, data.tool_order)
         tools = list(narrowed.get("tools") or [])
         for row in turn_rows(narrowed, start_index=0, split=split):
             counts["turns"] += 1
@@ -137,7 +151,7 @@ def prepare(cfg: TrainConfig, synth_dir: str | Path | None = None, tokenizer: An
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(cfg.model_path())
-    report: dict[str, Any] = {"synth": str(synth), "max_tools": data.max_tools,
+    report: dict[str, Any] = {"synth": str(synth), "max_tools": data.max_tools, "tool_order": data.tool_order,
                               "max_prompt_tokens": data.max_prompt_tokens,
                               "max_sft_tokens": data.max_sft_tokens,
                               "chat_template_kwargs": cfg.chat_template_kwargs()}
