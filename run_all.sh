@@ -68,17 +68,19 @@ run_notebooks() {
   "$PY" -c "from prove.env.launch import wait_until_up; wait_until_up('http://127.0.0.1:$port/control/health')"
   export PROVE_ENV_URL="http://127.0.0.1:$port"
   echo "==> profile: $profile; environment server at $PROVE_ENV_URL"
-  local nb name
+  local nb name start=$SECONDS began
   for nb in notebooks/[0-9][0-9]_*.ipynb; do
     name=$(basename "$nb")
     echo "==> $name"
+    began=$SECONDS
     if ! "$PY" -m papermill "$nb" "executed/$name" -k prove --cwd . --log-level WARNING \
         -p profile "$profile" -p results_dir results -p figures_dir figures; then
-      echo "FAILED: $name (see executed/$name)" >&2
+      echo "FAILED: $name after $((SECONDS - began)) s (see executed/$name)" >&2
       exit 1
     fi
+    echo "    $name: $((SECONDS - began)) s (all so far: $((SECONDS - start)) s)"
   done
-  echo "==> done: executed notebooks in executed/, tables in results/, figures in figures/"
+  echo "==> done in $((SECONDS - start)) s: executed notebooks in executed/, tables in results/, figures in figures/"
 }
 
 redraw_figures() {

@@ -10,10 +10,12 @@ experiment stays in the table with ``status = not run`` — with the held-out nu
 (``prove.eval.heldout``: PROVE's default reward whatever the run trained on), its steps and
 training wall time. ``steps.csv`` holds every GRPO step's mean reward, calls per rollout,
 response length and reward standard deviation within groups (TRL's logged metrics), drawn in
-``curves.png``; ``comparisons.csv`` the paired differences on the same held-out turns with bootstrap
-95% intervals (:func:`comparison_table`, ``prove.paired``: every turn, the turns with calls and
-the no-call turns apart); ``record.json`` the commands, seeds, package versions, commit, machine and
-wall times.
+``curves.png``; ``intervals.csv`` each model's held-out means with bootstrap 95% intervals
+(:func:`interval_table`; their ``all`` rows are also ``summary.csv``'s ``*_ci_low``/``*_ci_high``
+columns), and ``comparisons.csv`` the paired differences on the same held-out turns
+(:func:`comparison_table`), both in ``prove.paired``'s subsets: every turn, the turns with calls,
+and the no-call turns apart; ``record.json`` the commands, seeds, package versions, commit, machine,
+wall times (:func:`phase_table`) and the share of each GRPO run's rollouts over the call budget.
 Nothing in it is typed in: every number comes from the run directories and 06's table.
 """
 
@@ -29,8 +31,9 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["RUN_NAMES", "SUMMARY_COLUMNS", "STEP_METRICS", "run_name", "summary_table", "step_table",
-           "curves_figure", "comparison_pairs", "comparison_table", "environment", "write_record"]
+__all__ = ["RUN_NAMES", "SUMMARY_COLUMNS", "INTERVALS", "STEP_METRICS", "run_name", "summary_table", "step_table",
+           "curves_figure", "comparison_pairs", "comparison_table", "report_names", "interval_table",
+           "phase_table", "environment", "write_record"]
 
 RUN_NAMES: tuple[str, ...] = ("base", "sft", "grpo_prove", "grpo_recall_only", "grpo_no_efficiency",
                               "grpo_beta0", "grpo_no_name")
@@ -40,7 +43,13 @@ MEASURED: tuple[str, ...] = (
     "high_reward_state_fail", "reward_state_corr", "turns",
 )
 """06's held-out summary columns the record keeps (``prove.eval.heldout.SUMMARY_KEYS``)."""
-SUMMARY_COLUMNS: tuple[str, ...] = ("run", "status", *MEASURED, "steps", "wall_s", "trained_on", "lr", "engine")
+INTERVALS: dict[str, str] = {"score": "heldout_reward", "coverage": "heldout_coverage", "exact": "exact_turn",
+                             "n_pred": "calls_per_turn"}
+"""Per-turn column of 06's turn table -> the summary column whose 95% interval is added beside it
+(``<column>_ci_low``, ``<column>_ci_high``: :func:`prove.paired.mean_intervals`, over every turn)."""
+SUMMARY_COLUMNS: tuple[str, ...] = (
+    "run", "status", *MEASURED, *(f"{c}_ci_{end}" for c in INTERVALS.values() for end in ("low", "high")),
+    "train_over_budget_share", "steps", "wall_s", "trained_on", "lr", "engine")
 STEP_METRICS: dict[str, str] = {
     "reward": "mean reward (trained reward)",
     "rewards/outcome/mean": "state success (outcome, weight 0 unless trained on it)",
@@ -82,13 +91,26 @@ def _runs(cfg: Any, results_dir: Path, checkpoints_dir: Path) -> dict[str, dict[
 
 
 def summary_table(cfg: Any, heldout: pd.DataFrame, results_dir: str | Path = "results",
-                  checkpoints_dir: str | Path | None = None) -> pd.DataFrame:
+                  checkpoints_dir: str | Path | None = None, intervals: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per :data:`RUN_NAMES` entry: 06's held-out summary joined with each run's record.
 
     ``heldout`` is 06's ``heldout_summary.csv`` (column ``run``: ``base``, ``sft``,
-    ``grpo_<variant>``); only rows of ``cfg``'s model are read."""
+    ``grpo_<variant>``); only rows of ``cfg``'s model are read. ``intervals``
+    (:func:`interval_table`) adds the 95% interval of each :data:`INTERVALS` column;
+    ``train_over_budget_share`` is the share of a GRPO run's rollouts (of turns with ground-truth
+    calls) that made more calls than the budget B, over all its steps: where it is 0, the efficiency
+    term never acted and an ablation of it cannot differ."""
     results_dir, checkpoints_dir = _dirs(results_dir, checkpoints_dir)
     runs = _runs(cfg, results_dir, checkpoints_dir)
+    steps = step_table(cfg, results_dir, checkpoints_dir)
+    over = STEP_METRICS["prove/over_budget_share"]
+    over_budget = steps.groupby("run")[over].mean() if over in steps and len(steps) else pd.Series(dtype=float)
+    bounds: dict[tuple[str, str], tuple[float, float]] = {}
+    if intervals is not None and len(intervals):
+        every = intervals[intervals["subset"] == "all"]
+        for row in every.to_dict("records"):
+            if row["metric"] in INTERVALS:
+                bounds[(str(row["run"]), INTERVALS[row["metric"]])] = (row["ci_low"], row["ci_high"])
     by_label: dict[str, Mapping[str, Any]] = {}
     for row in heldout.to_dict("records"):
         label = str(row["run"])
@@ -106,6 +128,11 @@ def summary_table(cfg: Any, heldout: pd.DataFrame, results_dir: str | Path = "re
             row["status"] = "evaluated"
             for key in MEASURED:
                 row[key] = measured.get(key)
+            for column in INTERVALS.values():
+                if (name, column) in bounds:
+                    row[f"{column}_ci_low"], row[f"{column}_ci_high"] = bounds[(name, column)]
+        if name in over_budget.index:
+            row["train_over_budget_share"] = float(over_budget[name])
         if name == "base":
             row.update(steps=0, wall_s=0.0, trained_on="-")
         elif record:
@@ -220,19 +247,47 @@ def comparison_pairs(labels: Sequence[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def comparison_table(cfg: Any, turns: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
-    """:func:`prove.paired.paired_differences` over 06's per-turn table, its ``label`` read as
-    report names (``grpo_default`` is ``grpo_prove``), for :func:`comparison_pairs`."""
-    from prove.paired import paired_differences
-
+def report_names(cfg: Any, turns: pd.DataFrame) -> pd.DataFrame:
+    """06's per-turn table with its ``label`` read as report names (``grpo_default`` is
+    ``grpo_prove``)."""
     def report_name(label: str) -> str:
         if not label.startswith("grpo_"):
             return label
         variant = cfg.variant(label[len("grpo_"):])
         return run_name(variant.name, variant.reward, variant.trainer)
 
-    named = turns.assign(label=[report_name(str(x)) for x in turns["label"]])
+    return turns.assign(label=[report_name(str(x)) for x in turns["label"]])
+
+
+def comparison_table(cfg: Any, turns: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+    """:func:`prove.paired.paired_differences` over 06's per-turn table (:func:`report_names`), for
+    :func:`comparison_pairs`."""
+    from prove.paired import paired_differences
+
+    named = report_names(cfg, turns)
     return paired_differences(named, comparison_pairs(named["label"].unique()), seed=seed, n_boot=n_boot)
+
+
+def interval_table(cfg: Any, turns: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
+    """Every model's own held-out means with bootstrap 95% intervals (:func:`prove.paired
+    .mean_intervals`), in :data:`RUN_NAMES` order: every turn, the turns with calls, and the no-call
+    turns (abstention and clarification) as rows of their own."""
+    from prove.paired import mean_intervals
+
+    named = report_names(cfg, turns)
+    present = set(named["label"])
+    order = [n for n in RUN_NAMES if n in present] + sorted(present - set(RUN_NAMES))
+    return mean_intervals(named, order, seed=seed, n_boot=n_boot)
+
+
+def phase_table(record: Mapping[str, Any]) -> pd.DataFrame:
+    """The experiment's wall time by phase, from a record (:func:`write_record`): each notebook
+    papermill ran (``notebook``) and, inside 05, each training run (``train``)."""
+    rows = [{"phase": name, "kind": "notebook", "seconds": seconds}
+            for name, seconds in (record.get("notebook_seconds") or {}).items()]
+    rows += [{"phase": name, "kind": "train", "seconds": run.get("wall_s")}
+             for name, run in (record.get("runs") or {}).items()]
+    return pd.DataFrame(rows, columns=["phase", "kind", "seconds"])
 
 
 def write_record(report_dir: str | Path, config: str | Any, heldout: pd.DataFrame, *,
@@ -248,8 +303,12 @@ def write_record(report_dir: str | Path, config: str | Any, heldout: pd.DataFram
     cfg = cfg.with_results(results_dir)
     out = Path(report_dir)
     out.mkdir(parents=True, exist_ok=True)
-    summary = summary_table(cfg, heldout, results_dir, checkpoints_dir)
+    seed = int(cfg.verl.get("data.seed", 1))
+    intervals = interval_table(cfg, turns, seed=seed) if turns is not None and len(turns) else None
+    summary = summary_table(cfg, heldout, results_dir, checkpoints_dir, intervals=intervals)
     summary.to_csv(out / "summary.csv", index=False)
+    if intervals is not None:
+        intervals.to_csv(out / "intervals.csv", index=False)
     steps = step_table(cfg, results_dir, checkpoints_dir)
     steps.to_csv(out / "steps.csv", index=False)
     if len(steps):
@@ -260,8 +319,7 @@ def write_record(report_dir: str | Path, config: str | Any, heldout: pd.DataFram
         plt.close(fig)
     if turns is not None and len(turns):
         turns.to_csv(out / "heldout_turns.csv", index=False)
-        comparison_table(cfg, turns, seed=int(cfg.verl.get("data.seed", 1))).to_csv(
-            out / "comparisons.csv", index=False)
+        comparison_table(cfg, turns, seed=seed).to_csv(out / "comparisons.csv", index=False)
     runs = _runs(cfg, *_dirs(results_dir, checkpoints_dir))
     commands = {}
     for name, record in runs.items():
@@ -283,6 +341,9 @@ def write_record(report_dir: str | Path, config: str | Any, heldout: pd.DataFram
                                               "wall_s", "hf_model")} for name, r in runs.items()},
         "run_commands": commands, "notebook_seconds": times,
         "pipeline_wall_s": round(sum(times.values()), 1) if times else None,
+        "over_budget_share": {name: None if pd.isna(share) else float(share) for name, share in
+                              summary.set_index("run")["train_over_budget_share"].items()
+                              if name in runs and name.startswith("grpo_")},
         **environment(),
     }
     (out / "record.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
