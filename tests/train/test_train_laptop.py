@@ -117,7 +117,7 @@ def test_comparisons_pair_each_question_on_the_same_turns(tmp_path: Path) -> Non
     from prove.train.laptop import comparison_pairs
 
     cfg = load_train_config("smollm2-135m-laptop").with_results(tmp_path)
-    turns = pd.read_csv(Path(__file__).parents[2] / "reports" / "laptop" / "heldout_turns.csv")
+    turns = pd.read_csv(Path(__file__).parents[2] / "reports" / "laptop" / "second-run-24-turns" / "heldout_turns.csv")
     assert comparison_pairs(["base", "sft", "grpo_prove", "grpo_beta0"]) == [
         ("sft", "base"), ("grpo_prove", "sft"), ("grpo_beta0", "grpo_prove")]
     write_record(tmp_path / "report", cfg, _heldout("base", "sft", "grpo_default"), results_dir=tmp_path,
@@ -131,3 +131,75 @@ def test_comparisons_pair_each_question_on_the_same_turns(tmp_path: Path) -> Non
     grpo = turns[turns.label == "grpo_default"]["score"].mean()
     assert row["diff"] == pytest.approx(grpo - sft) and row["ci_low"] <= row["diff"] <= row["ci_high"]
     assert row["turns"] == 24 and set(table["subset"]) == {"all", "calls", "no_call"}
+
+
+def test_each_run_has_intervals_its_no_call_turns_apart_and_its_over_budget_share(tmp_path: Path) -> None:
+    """The record's own-model intervals (summary columns and intervals.csv, the no-call turns as rows
+    of their own), the share of training rollouts over the budget, and the phases' wall times."""
+    from prove.train.laptop import phase_table
+
+    cfg = load_train_config("smollm2-135m-laptop").with_results(tmp_path)
+    turns = pd.read_csv(Path(__file__).parents[2] / "reports" / "laptop" / "second-run-24-turns" / "heldout_turns.csv")
+    _run(cfg, "sft", tmp_path, 32, wall_s=600.0)
+    _run(cfg, "default", tmp_path, 2, wall_s=90.0, engine="trl")
+    paths = RunPaths.for_run(cfg, cfg.variant("default"), tmp_path, tmp_path / "checkpoints")
+    paths.metrics.write_text("".join(json.dumps({"step": s, "data": {"reward": 0.5, "prove/over_budget_share": v}})
+                                     + "\n" for s, v in ((1, 0.0), (2, 0.25))))
+    held = pd.read_csv(Path(__file__).parents[2] / "reports" / "laptop" / "second-run-24-turns" / "summary.csv")
+    held = held[held.status == "evaluated"].replace({"run": {"grpo_prove": "grpo_default"}})
+    held = held[held.run.isin(["base", "sft", "grpo_default"])]
+    record = write_record(tmp_path / "report", cfg, held, results_dir=tmp_path, executed_dir=tmp_path / "none",
+                          turns=turns[turns.label.isin(["base", "sft", "grpo_default"])])
+    summary = pd.read_csv(tmp_path / "report" / "summary.csv").set_index("run")
+    for run in ("base", "sft", "grpo_prove"):
+        low, high = summary.loc[run, ["heldout_reward_ci_low", "heldout_reward_ci_high"]]
+        assert low < summary.loc[run, "heldout_reward"] < high  # 24 turns: a real width
+        low, high = summary.loc[run, ["calls_per_turn_ci_low", "calls_per_turn_ci_high"]]
+        assert low <= summary.loc[run, "calls_per_turn"] <= high
+    assert summary.loc["grpo_prove", "train_over_budget_share"] == pytest.approx(0.125)
+    assert pd.isna(summary.loc["sft", "train_over_budget_share"])
+    assert record["over_budget_share"] == {"grpo_prove": 0.125}
+    intervals = pd.read_csv(tmp_path / "report" / "intervals.csv")
+    no_call = intervals[(intervals.subset == "no_call") & (intervals.metric == "without_call")].set_index("run")
+    assert list(no_call.index) == ["base", "sft", "grpo_prove"] and (no_call["turns"] == 5).all()
+    # the second record: base answered every no-call turn without a call, SFT and GRPO none
+    assert no_call.loc["base", "mean"] == 1.0 and no_call.loc["sft", "mean"] == 0.0
+    phases = phase_table({**record, "notebook_seconds": {"05_train_grpo": 700.0}}).set_index("phase")
+    assert phases.loc["05_train_grpo", "seconds"] == 700.0 and phases.loc["grpo_prove", "seconds"] == 90.0
+    assert phases.loc["sft", "kind"] == "train"
+
+
+def _schema(name: str) -> dict:
+    return {"type": "function", "function": {"name": name, "description": name, "parameters": {"type": "object"}}}
+
+
+def test_similar_order_offers_the_near_duplicates_of_the_called_tools() -> None:
+    """``data.tool_order: similar``: the few tools a laptop prompt keeps beside the called one are
+    the ones named like it (a policy unsure which is right can call both), not the offer's next."""
+    from prove.train.data import narrow_tools
+
+    offered = ["archive_note", "create_user", "list_food_orders", "rate_courier", "get_food_order",
+               "view_food_basket", "cancel_food_order"]
+    example = {"tools": [_schema(n) for n in offered],
+               "turns": [{"calls": [{"name": "list_food_orders", "arguments": {}}]}]}
+    names = lambda e: [t["function"]["name"] for t in e["tools"]]  # noqa: E731
+    assert names(narrow_tools(example, 3)) == ["list_food_orders", "archive_note", "create_user"]
+    similar = names(narrow_tools(example, 3, "similar"))
+    assert similar[0] == "list_food_orders" and set(similar[1:]) <= {"get_food_order", "cancel_food_order"}
+    assert len(similar) == 3 and "archive_note" not in similar
+    # an abstention calls nothing: nothing to be similar to, the offered order stands
+    assert names(narrow_tools({**example, "turns": [{"calls": []}]}, 2, "similar")) == ["archive_note", "create_user"]
+    with pytest.raises(ValueError, match="valid orders are offered, similar"):
+        narrow_tools(example, 3, "alphabetical")
+
+
+def test_a_data_key_the_config_does_not_know_is_named_with_the_known_ones(tmp_path: Path) -> None:
+    from prove.train.config import CONFIG_DIR
+
+    path = tmp_path / "bad.yaml"
+    path.write_text(f"base: {CONFIG_DIR / 'smollm2-135m-laptop.yaml'}\nname: bad\ndata: {{tool_ordr: similar}}\n")
+    with pytest.raises(ValueError, match=r"unknown data keys \['tool_ordr'\].*tool_order"):
+        load_train_config(path)
+    path.write_text(f"base: {CONFIG_DIR / 'smollm2-135m-laptop.yaml'}\nname: bad\ndata: {{tool_order: nearest}}\n")
+    with pytest.raises(ValueError, match="data.tool_order='nearest': valid orders are offered, similar"):
+        load_train_config(path)

@@ -37,7 +37,8 @@ def test_settings_come_from_the_configs_verl_keys() -> None:
 
     cfg = load_train_config("smollm2-135m-laptop")
     s = trl_settings(cfg.verl)
-    assert (s.num_generations, s.prompts_per_step, s.max_completion_length) == (4, 1, 128)
+    assert (s.num_generations, s.prompts_per_step, s.max_completion_length) == (8, 1, 256)
+    assert (s.max_assistant_turns, s.max_parallel_calls) == (4, 8)  # room to exceed the call budget
     assert s.beta == 0.0  # use_kl_loss: false in the laptop config
     paper = trl_settings(load_train_config("qwen3-4b").verl)
     assert paper.beta == 0.001 and paper.num_generations == 8 and paper.prompts_per_step == 64
@@ -51,8 +52,8 @@ def test_grpo_args_carry_the_variant_and_group(tmp_path: Path) -> None:
     cfg = load_train_config("smollm2-135m-laptop")
     args = grpo_args(cfg, cfg.variant("lr_high"), tmp_path, "x", steps=3, report_to=[])
     assert args.learning_rate == cfg.lr_sweep["lr_high"] and args.max_steps == 3
-    assert args.per_device_train_batch_size == 4 and args.num_generations == 4
-    assert args.use_cpu and args.max_completion_length == 128
+    assert args.per_device_train_batch_size == 8 and args.num_generations == 8
+    assert args.use_cpu and args.max_completion_length == 256
 
 
 def test_gpu_runs_train_in_bf16_in_verls_mini_batches(tmp_path: Path) -> None:
@@ -72,7 +73,7 @@ def test_gpu_runs_train_in_bf16_in_verls_mini_batches(tmp_path: Path) -> None:
     laptop = load_train_config("smollm2-135m-laptop")
     cpu = grpo_config_kwargs(laptop, laptop.variant("default"), tmp_path, "x", steps=3, report_to=[])
     assert cpu["use_cpu"] and not cpu["bf16"] and cpu["max_steps"] == 3
-    assert (cpu["per_device_train_batch_size"], cpu["gradient_accumulation_steps"]) == (4, 1)
+    assert (cpu["per_device_train_batch_size"], cpu["gradient_accumulation_steps"]) == (8, 1)  # the group in one pass
     odd = {"data.train_batch_size": 6, "actor_rollout_ref.actor.ppo_mini_batch_size": 4,
            "actor_rollout_ref.rollout.n": 2}
     with pytest.raises(ValueError, match="ppo_mini_batch_size=4 does not divide data.train_batch_size=6"):
