@@ -91,6 +91,16 @@ def _checked(turns: pd.DataFrame, level: float, n_boot: int) -> pd.DataFrame:
     return with_without_call(turns)
 
 
+def _metrics(turns: pd.DataFrame, metrics: Sequence[str] | None) -> list[str]:
+    """The metrics asked for (default: the :data:`PAIRED_METRICS` the table has); raises naming a
+    column the table lacks."""
+    wanted = list(metrics) if metrics is not None else [m for m in PAIRED_METRICS if m in turns.columns]
+    absent = [m for m in wanted if m not in turns.columns]
+    if absent:
+        raise ValueError(f"no column {absent} in the held-out turn table; it has {sorted(turns.columns)}")
+    return wanted
+
+
 def _interval(frame: pd.DataFrame, n_boot: int, level: float, rng: np.random.Generator) -> tuple[float, float]:
     """Percentile bootstrap of the mean per-turn difference, resampling conversations."""
     return _cluster_interval((frame["run"] - frame["reference"]).to_numpy(), frame["example_id"], n_boot,
@@ -119,10 +129,7 @@ def paired_differences(turns: pd.DataFrame, pairs: Sequence[tuple[str, str]], *,
     difference (run − reference) and its bootstrap interval (module doc). ``metrics`` default to
     the :data:`PAIRED_METRICS` the table has; a subset without turns is left out."""
     turns = _checked(turns, level, n_boot)
-    wanted = list(metrics) if metrics is not None else [m for m in PAIRED_METRICS if m in turns.columns]
-    absent = [m for m in wanted if m not in turns.columns]
-    if absent:
-        raise ValueError(f"no column {absent} in the held-out turn table; it has {sorted(turns.columns)}")
+    wanted = _metrics(turns, metrics)
     rows = []
     for run, reference in pairs:
         for metric in wanted:
@@ -163,10 +170,7 @@ def mean_intervals(turns: pd.DataFrame, labels: Sequence[str] | None = None, *,
     unknown = [x for x in wanted_labels if x not in known]
     if unknown:
         raise ValueError(f"no held-out turns of {unknown}; the table has {known}")
-    wanted = list(metrics) if metrics is not None else [m for m in PAIRED_METRICS if m in turns.columns]
-    absent = [m for m in wanted if m not in turns.columns]
-    if absent:
-        raise ValueError(f"no column {absent} in the held-out turn table; it has {sorted(turns.columns)}")
+    wanted = _metrics(turns, metrics)
     rows = []
     for label in wanted_labels:
         part = turns[turns["label"] == label].sort_values(list(KEY), kind="stable")

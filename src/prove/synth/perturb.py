@@ -65,10 +65,13 @@ def name_similarity(a: str, b: str, shapes: dict[str, Shape] | None = None) -> t
     return len(own & words) / max(1, len(own | words)), len(grams & theirs) / max(1, len(grams | theirs))
 
 
+def _score(overlap: float, ratio: float) -> float:
+    return round(overlap + 0.5 * ratio, 4)
+
+
 def name_score(a: str, b: str, shapes: dict[str, Shape] | None = None) -> float:
     """How alike two tool names read: shared words plus half the shared trigrams (0 .. 1.5)."""
-    overlap, ratio = name_similarity(a, b, shapes)
-    return round(overlap + 0.5 * ratio, 4)
+    return _score(*name_similarity(a, b, shapes))
 
 
 def distractors_for(tool: str, registry: Registry, shapes: dict[str, Shape] | None = None
@@ -81,7 +84,7 @@ def distractors_for(tool: str, registry: Registry, shapes: dict[str, Shape] | No
             continue
         overlap, ratio = name_similarity(tool, other.name, shapes)
         if overlap > 0 or ratio >= 0.4:
-            scored.append((-round(overlap + 0.5 * ratio, 4), other.name))
+            scored.append((-_score(overlap, ratio), other.name))
     return [(-s, n) for s, n in sorted(scored)[:12]]
 
 

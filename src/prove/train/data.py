@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from prove.rows import sft_row, turn_rows, write_rows
-from prove.train.config import DataPaths, TrainConfig
+from prove.train.config import TOOL_ORDERS, DataPaths, TrainConfig
 
 __all__ = ["narrow_tools", "read_split", "sample_order", "prepare", "ensure_prepared"]
 
@@ -42,8 +42,6 @@ def narrow_tools(example: Mapping[str, Any], max_tools: int | None, order: str =
     in offered order), so the few tools a short prompt keeps include near-duplicates of the right
     one. Tools it calls but synthesis did not offer stay unoffered (a missing-tool perturbation
     stays missing); an example that calls nothing (an abstention) ranks by its offered order."""
-    from prove.train.config import TOOL_ORDERS
-
     if order not in TOOL_ORDERS:
         raise ValueError(f"tool order {order!r}: valid orders are {', '.join(TOOL_ORDERS)}")
     out = dict(example)
@@ -57,8 +55,7 @@ def narrow_tools(example: Mapping[str, Any], max_tools: int | None, order: str =
         from prove.synth.perturb import name_score
 
         names = [_name(t) for t in first]
-        score = {id(t): max(name_score(_name(t), c) for c in names) for t in rest}
-        rest = sorted(rest, key=lambda t: -score[id(t)])  # stable: ties keep offered order
+        rest = sorted(rest, key=lambda t: -max(name_score(_name(t), c) for c in names))  # ties keep offered order
     out["tools"] = (first + rest)[:max(max_tools, len(first))]
     return out
 

@@ -91,18 +91,20 @@ def _runs(cfg: Any, results_dir: Path, checkpoints_dir: Path) -> dict[str, dict[
 
 
 def summary_table(cfg: Any, heldout: pd.DataFrame, results_dir: str | Path = "results",
-                  checkpoints_dir: str | Path | None = None, intervals: pd.DataFrame | None = None) -> pd.DataFrame:
+                  checkpoints_dir: str | Path | None = None, intervals: pd.DataFrame | None = None,
+                  steps: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per :data:`RUN_NAMES` entry: 06's held-out summary joined with each run's record.
 
     ``heldout`` is 06's ``heldout_summary.csv`` (column ``run``: ``base``, ``sft``,
     ``grpo_<variant>``); only rows of ``cfg``'s model are read. ``intervals``
     (:func:`interval_table`) adds the 95% interval of each :data:`INTERVALS` column;
     ``train_over_budget_share`` is the share of a GRPO run's rollouts (of turns with ground-truth
-    calls) that made more calls than the budget B, over all its steps: where it is 0, the efficiency
-    term never acted and an ablation of it cannot differ."""
+    calls) that made more calls than the budget B, over all its steps (``steps``: :func:`step_table`,
+    read when not given): where it is 0, the efficiency term never acted and an ablation of it
+    cannot differ."""
     results_dir, checkpoints_dir = _dirs(results_dir, checkpoints_dir)
     runs = _runs(cfg, results_dir, checkpoints_dir)
-    steps = step_table(cfg, results_dir, checkpoints_dir)
+    steps = step_table(cfg, results_dir, checkpoints_dir) if steps is None else steps
     over = STEP_METRICS["prove/over_budget_share"]
     over_budget = steps.groupby("run")[over].mean() if over in steps and len(steps) else pd.Series(dtype=float)
     bounds: dict[tuple[str, str], tuple[float, float]] = {}
@@ -111,13 +113,8 @@ def summary_table(cfg: Any, heldout: pd.DataFrame, results_dir: str | Path = "re
         for row in every.to_dict("records"):
             if row["metric"] in INTERVALS:
                 bounds[(str(row["run"]), INTERVALS[row["metric"]])] = (row["ci_low"], row["ci_high"])
-    by_label: dict[str, Mapping[str, Any]] = {}
-    for row in heldout.to_dict("records"):
-        label = str(row["run"])
-        if label.startswith("grpo_"):
-            variant = cfg.variant(label[len("grpo_"):])
-            label = run_name(variant.name, variant.reward, variant.trainer)
-        by_label[label] = row
+    by_label: dict[str, Mapping[str, Any]] = {_report_name(cfg, str(row["run"])): row
+                                               for row in heldout.to_dict("records")}
     rows = []
     for name in RUN_NAMES:
         record, measured = runs.get(name), by_label.get(name)
@@ -247,16 +244,18 @@ def comparison_pairs(labels: Sequence[str]) -> list[tuple[str, str]]:
     return pairs
 
 
+def _report_name(cfg: Any, label: str) -> str:
+    """06's label of a model as its report name (``grpo_default`` is ``grpo_prove``)."""
+    if not label.startswith("grpo_"):
+        return label
+    variant = cfg.variant(label[len("grpo_"):])
+    return run_name(variant.name, variant.reward, variant.trainer)
+
+
 def report_names(cfg: Any, turns: pd.DataFrame) -> pd.DataFrame:
     """06's per-turn table with its ``label`` read as report names (``grpo_default`` is
     ``grpo_prove``)."""
-    def report_name(label: str) -> str:
-        if not label.startswith("grpo_"):
-            return label
-        variant = cfg.variant(label[len("grpo_"):])
-        return run_name(variant.name, variant.reward, variant.trainer)
-
-    return turns.assign(label=[report_name(str(x)) for x in turns["label"]])
+    return turns.assign(label=[_report_name(cfg, str(x)) for x in turns["label"]])
 
 
 def comparison_table(cfg: Any, turns: pd.DataFrame, *, seed: int = 0, n_boot: int = 2000) -> pd.DataFrame:
@@ -305,11 +304,11 @@ def write_record(report_dir: str | Path, config: str | Any, heldout: pd.DataFram
     out.mkdir(parents=True, exist_ok=True)
     seed = int(cfg.verl.get("data.seed", 1))
     intervals = interval_table(cfg, turns, seed=seed) if turns is not None and len(turns) else None
-    summary = summary_table(cfg, heldout, results_dir, checkpoints_dir, intervals=intervals)
+    steps = step_table(cfg, results_dir, checkpoints_dir)
+    summary = summary_table(cfg, heldout, results_dir, checkpoints_dir, intervals=intervals, steps=steps)
     summary.to_csv(out / "summary.csv", index=False)
     if intervals is not None:
         intervals.to_csv(out / "intervals.csv", index=False)
-    steps = step_table(cfg, results_dir, checkpoints_dir)
     steps.to_csv(out / "steps.csv", index=False)
     if len(steps):
         import matplotlib.pyplot as plt
