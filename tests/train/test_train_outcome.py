@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 import pytest
-from train_helpers import banking_rows, need_verl, row_of, run, transfer_pair
+from train_helpers import banking_rows, need_verl, row_of, run, transfer_pair, unclosed_episodes
 
 pytestmark = pytest.mark.usefixtures("_verl")
 
@@ -98,12 +98,6 @@ def test_an_alternative_plan_reaches_the_outcome_and_a_wrong_value_does_not(
     assert on["score"] - off["score"] == pytest.approx(w[-1] / sum(w))
 
 
-def _open_episodes(env: Any) -> int:
-    import urllib.request
-
-    with urllib.request.urlopen(f"{env.url}/control/health", timeout=10) as resp:
-        return int(json.loads(resp.read())["episodes"])
-
 
 def test_an_answer_without_calls_is_read_at_its_prefix_and_its_episode_closed(
     verl_cfg: Any, verl_tools: list, tokenizer: Any, synth_rows: list[dict], synth_examples: list[dict],
@@ -116,7 +110,7 @@ def test_an_answer_without_calls_is_read_at_its_prefix_and_its_episode_closed(
 
     row = row_of(synth_rows, "abstention")
     assert row["extra_info"]["expected_effect"], "rows carry the expected effect (prove.rows)"
-    before = _open_episodes(live_env)
+    before = unclosed_episodes(live_env.url)
     [out] = run(run_rollouts(verl_cfg, tokenizer, verl_tools, [row], [["I can't do that with these tools."]]))
     assert out.extra_fields["tool_calls"] == []
     assert out.extra_fields["effect_hash"] == row["extra_info"]["expected_effect"]
@@ -130,4 +124,4 @@ def test_an_answer_without_calls_is_read_at_its_prefix_and_its_episode_closed(
     assert out.extra_fields["effect_hash"] == effects[0]  # the prefix replayed: turn 0's effect
     [score] = run(score_with_verl(verl_cfg, tokenizer, [later], [out]))
     assert score["outcome"] == float(effects[0] == effects[1])
-    assert _open_episodes(live_env) == before  # the episodes opened to be read were closed
+    assert unclosed_episodes(live_env.url) == before  # the episodes opened to be read were closed

@@ -19,16 +19,12 @@ from train_helpers import (
     need_verl,
     run,
     transfer_pair,
+    unclosed_episodes,
 )
 
 from prove.env.launch import EnvServer
 from prove.env.registry import Registry
 from prove.train.tool_config import read_tool_names
-
-
-def open_episodes(env: EnvServer) -> int:
-    with urllib.request.urlopen(f"{env.url}/control/health", timeout=10) as resp:
-        return json.loads(resp.read())["episodes"]
 
 
 def test_generated_yaml_loads_every_tool_through_verls_registry(
@@ -66,7 +62,7 @@ def test_concurrent_trajectories_call_live_servers_through_verls_call_path(
 
     rows = (banking_rows(synth_rows) * 3)[:3] * 2
     pairs = {r["extra_info"]["example_id"]: transfer_pair(r) for r in rows}
-    before = open_episodes(live_env)
+    before = unclosed_episodes(live_env.url)
 
     async def trajectory(i: int, row: dict[str, Any]) -> tuple[list, list, Any]:
         loop = make_agent_loop(verl_cfg, tokenizer, verl_tools, llm=None)
@@ -85,7 +81,7 @@ def test_concurrent_trajectories_call_live_servers_through_verls_call_path(
         not_object = _call("get_balance")
         not_object.arguments = json.dumps(src)
         texts.append((await loop._call_tool(not_object, kwargs, data))[0].text)
-        during = open_episodes(live_env)
+        during = unclosed_episodes(live_env.url)
         await loop._close_episode()
         return texts, data.extra_fields["tool_calls"], during
 
@@ -104,7 +100,7 @@ def test_concurrent_trajectories_call_live_servers_through_verls_call_path(
         assert "ACC-9999" in log[4]["error"] and "must be a JSON object" in texts[5]
         assert isinstance(log[5]["arguments"], str)  # the reward sees arguments that are no object
         assert during >= before + 1
-    assert open_episodes(live_env) == before  # every episode closed
+    assert unclosed_episodes(live_env.url) == before  # every episode closed
 
 
 def test_prefix_replay_and_seed_make_each_episode_start_where_its_row_says(
@@ -139,10 +135,10 @@ def test_full_agent_loop_runs_close_episodes_even_when_a_trajectory_fails(
     scripts = [oracle_script(r, parallel=i % 2 == 0) for i, r in enumerate(rows)]
     fail_at = [None] * len(rows)
     fail_at[0] = 1  # generation dies after the first tool round
-    before = open_episodes(live_env)
+    before = unclosed_episodes(live_env.url)
     outputs = run(run_rollouts(verl_cfg, tokenizer, verl_tools, rows, scripts, fail_at))
     assert isinstance(outputs[0], RuntimeError)
-    assert open_episodes(live_env) == before  # closed whatever happened
+    assert unclosed_episodes(live_env.url) == before  # closed whatever happened
     for row, out in zip(rows[1:], outputs[1:], strict=True):
         gt = ground_truth(row)
         log = out.extra_fields["tool_calls"]

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from train_helpers import need_verl
+from train_helpers import need_verl, unclosed_episodes
 
 from prove.env.launch import EnvServer
 
@@ -25,10 +24,6 @@ def _trl() -> None:
     need_verl()  # the rollout parses blocks with the agent loop's hermes rule (VERL's parser)
     pytest.importorskip("trl", reason="the train extra (trl) is not installed")
 
-
-def _episodes(url: str) -> int:
-    with urllib.request.urlopen(f"{url}/control/health", timeout=10) as resp:
-        return json.loads(resp.read())["episodes"]
 
 
 def test_settings_come_from_the_configs_verl_keys() -> None:
@@ -226,9 +221,9 @@ def test_scripted_ground_truth_runs_live_and_scores_one(tokenizer: Any, live_env
     data = _dataset_row(row, tmp_path)
     turns = [_block(c) for c in calls] + ["Done."]
     rollout = rollout_for(max_assistant_turns=len(turns), max_completion_length=2048)
-    before = _episodes(live_env.url)
+    before = unclosed_episodes(live_env.url)
     out = rollout.rollouts(ScriptedPolicy(tokenizer, turns), [data, data])
-    assert _episodes(live_env.url) == before, "every episode is closed when its rollout ends"
+    assert unclosed_episodes(live_env.url) == before, "every episode is closed when its rollout ends"
     for log, ids, mask in zip(out["tool_calls"], out["completion_ids"], out["env_mask"], strict=True):
         assert [e["name"] for e in log] == [c["name"] for c in calls] and all(e["ok"] for e in log), log
         assert len(ids) == len(mask) and 0 in mask and mask[-1] == 1
@@ -255,9 +250,9 @@ def test_a_rollout_without_calls_is_read_at_its_prefix(tokenizer: Any, live_env:
                and effects[r["extra_info"]["example_id"]][0] != EMPTY_EFFECT
                and effects[r["extra_info"]["example_id"]][1] != effects[r["extra_info"]["example_id"]][0])
     data = _dataset_row(row, tmp_path)
-    before = _episodes(live_env.url)
+    before = unclosed_episodes(live_env.url)
     out = rollout_for().rollouts(ScriptedPolicy(tokenizer, ["Sorry, I can't."]), [data])
-    assert _episodes(live_env.url) == before
+    assert unclosed_episodes(live_env.url) == before
     assert out["tool_calls"] == [[]] and out["effect_hash"] == [effects[data["example_id"]][0]]
     from prove.train.trl_engine import signals_column
 

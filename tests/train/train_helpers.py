@@ -101,3 +101,15 @@ def transfer_pair(row: dict[str, Any], amount: float = 100.0) -> tuple[str, str]
             if dst["account_id"] != src["account_id"] and dst["currency"] == src["currency"]:
                 return src["account_id"], dst["account_id"]
     raise AssertionError(f"no two accounts of one currency can move {amount} in {row['extra_info']['example_id']}")
+
+
+def unclosed_episodes(url: str) -> int:
+    """Episodes opened on the server and never closed: those still open plus those it dropped
+    (expired when idle, evicted). Compared before and after a rollout, it moves only when the rollout
+    leaves an episode open; the open count alone also falls when another test's leftovers expire
+    (the suite's shared server expires episodes idle for 30 minutes)."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"{url}/control/health", timeout=10) as resp:
+        health = json.loads(resp.read())
+    return int(health["episodes"]) + int(health["evicted"]) + int(health["expired"])

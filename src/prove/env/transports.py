@@ -402,6 +402,7 @@ def build_http_app(
             {"ok": True, "version": prove_version(), "servers": names,
              "tools": sum(len(hub.registry.server(n).tools) for n in names),
              "episodes": len(hub.store), "max_episodes": hub.store.max_episodes,
+             "evicted": hub.store.evicted, "expired": hub.store.expired,
              "max_prefix": hub.max_prefix, "max_body": max_body, "max_control_body": max_control_body,
              "max_memory": hub.store.max_memory, "episode_bytes": hub.store.bytes}
         )
