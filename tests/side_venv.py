@@ -1,0 +1,65 @@
+"""A venv of its own for a framework whose pins clash with the project's: ``side_venv(name, requirements)``.
+
+Some environment frameworks cannot be installed beside the project's pins (pip reports
+ResolutionImpossible: each caller says which pin clashes). Their tests build a side venv once under
+``.cache/venvs/<name>-<hash of the requirements>/``: the framework and its own requirements are
+installed there, and a ``.pth`` file appends the project venv's site directories after the side venv's
+own, so ``import prove`` works while the side venv's packages shadow the project's. A venv counts as
+built only once its ``.complete`` marker is written (an interrupted build is removed and redone), builds
+are serialised by a lock file, and a later call with the same requirements reuses it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = Path(os.environ.get("PROVE_SIDE_VENVS", ROOT / ".cache" / "venvs"))
+
+
+def side_python(venv: Path) -> Path:
+    """The interpreter of a side venv."""
+    return venv / "bin" / "python"
+
+
+def side_venv(name: str, requirements: list[str], timeout: float = 1800.0) -> Path:
+    """The side venv for `requirements` (built on first use); raises with pip's output when pip fails."""
+    digest = hashlib.sha256("\n".join([sys.version, *sorted(requirements)]).encode()).hexdigest()[:12]
+    venv = CACHE / f"{name}-{digest}"
+    if (venv / ".complete").exists():
+        return venv
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with open(CACHE / f".{name}-{digest}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # a second builder waits, then finds the venv complete
+        if not (venv / ".complete").exists():
+            _build(venv, requirements, timeout)
+    return venv
+
+
+def _build(venv: Path, requirements: list[str], timeout: float) -> None:
+    shutil.rmtree(venv, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = side_python(venv)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_REQUIRE_VIRTUALENV")}
+    done = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements],
+        env=env, capture_output=True, text=True, timeout=timeout,
+    )
+    if done.returncode != 0:
+        shutil.rmtree(venv, ignore_errors=True)
+        raise RuntimeError(f"pip could not build the side venv {venv.name} from {requirements}:\n"
+                           f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+    # The project's packages come after the side venv's own (a .pth line is appended to sys.path).
+    purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  check=True, capture_output=True, text=True, env=env).stdout.strip())
+    ours = dict.fromkeys([str(ROOT / "src"), *site.getsitepackages(), sysconfig.get_paths()["purelib"]])
+    (purelib / "zz_prove_project.pth").write_text("".join(f"{p}\n" for p in ours if Path(p).is_dir()))
+    (venv / ".complete").write_text("\n".join(requirements) + "\n")
