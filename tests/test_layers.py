@@ -36,6 +36,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
      "(prove.train.chain) and running held-out rows through training's own agent loop "
      "(prove.train.rollout), so a held-out turn is executed exactly as a training rollout is. "
      "Training never imports evaluation"),
+    ("integrations", ("prove.integrations",),
+     "PROVE's servers, rows and reward in other frameworks' environment classes (OpenEnv, SkyRL-Gym, "
+     "verifiers): one row's live episode through training's rollout plumbing (prove.train.session), "
+     "scored by prove.reward"),
     ("figures", ("prove.figures",), "every figure of the paper, from every part's results"),
     ("command line", ("prove.cli",), "`prove ...`, delegating to each part's own CLI"),
     ("entry point", ("prove.__main__",), "`python -m prove`"),

@@ -40,7 +40,7 @@ from typing import Any
 __all__ = [
     "DATA_SOURCE", "AGENT_NAME", "ABILITY", "PROVE_KWARGS_KEY", "ROW_COLUMNS", "RL_SCHEMA",
     "SFT_SCHEMA", "EpisodeSpec", "encode_message", "decode_messages", "user_turn_positions",
-    "turn_row", "turn_rows", "sft_row", "write_rows", "episode_spec",
+    "turn_row", "turn_rows", "sft_row", "write_rows", "read_rows", "episode_spec", "openai_messages",
 ]
 
 DATA_SOURCE = "prove"
@@ -161,6 +161,22 @@ def decode_messages(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any
     return out
 
 
+def openai_messages(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows' messages as an OpenAI-compatible chat API takes them: null keys dropped and every tool
+    call's arguments a JSON string (``decode_messages`` gives dicts, which chat templates want but
+    an OpenAI server refuses with 400)."""
+    out = []
+    for m in decode_messages(messages):
+        if "tool_calls" in m:
+            m["tool_calls"] = [
+                {**tc, "function": {**tc["function"], "arguments": tc["function"]["arguments"]
+                                    if isinstance(tc["function"].get("arguments"), str)
+                                    else _json(tc["function"].get("arguments") or {})}}
+                for tc in m["tool_calls"]]
+        out.append(m)
+    return out
+
+
 def user_turn_positions(messages: Sequence[Mapping[str, Any]]) -> list[int]:
     """Indices of the user messages; turn k of an example is the k-th of them."""
     return [i for i, m in enumerate(messages) if m.get("role") == "user"]
@@ -244,6 +260,16 @@ def write_rows(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, path)
     return path
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """The rows of a parquet file written by ``write_rows`` (RL or SFT), as plain dicts."""
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no rows file at {path} (synthesis writes <out>/train.parquet and val.parquet)")
+    return pq.read_table(path).to_pylist()
 
 
 def episode_spec(create_kwargs: Mapping[str, Any] | None) -> EpisodeSpec:

@@ -49,6 +49,7 @@ from prove.train.session import (
     close_episode,
     episode_effect,
     failed_entry,
+    refuse_arguments,
 )
 from prove.train.tool import spec_for
 
@@ -121,18 +122,6 @@ class ProveHermesToolParser(HermesToolParser):
             if block.call is None:
                 logger.warning("dropped a <tool_call> block: %s", block.error)
         return _BLOCK.sub("", text), [b.call for b in blocks if b.call is not None]
-
-
-def refuse_arguments(name: str, raw: str) -> dict[str, Any] | None:
-    """A failed entry for a call whose arguments (``raw``, JSON text) are not a JSON object — a
-    tool must not get a string or a list; None when they are one."""
-    arguments = _loads(raw)
-    if isinstance(arguments, dict):
-        return None
-    what = "are not JSON" if arguments is None else f"are a JSON {type(arguments).__name__}"
-    return failed_entry(name, raw if arguments is None else arguments,
-                        f"the arguments of {name} {what}; they must be a JSON object "
-                        "of parameter names to values")
 
 
 def hermes_blocks(text: str) -> list[Block]:

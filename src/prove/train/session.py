@@ -26,7 +26,8 @@ from prove.rows import EpisodeSpec
 
 __all__ = [
     "TOOL_LOG_KEY", "EFFECT_KEY", "MAX_ERROR_CHARS", "client_for", "close_clients", "call_in_episode",
-    "episode_effect", "close_episode", "log_entry", "failed_entry", "render",
+    "episode_effect", "close_episode", "log_entry", "failed_entry", "refuse_arguments", "refuse_unoffered",
+    "render",
 ]
 
 logger = logging.getLogger(__name__)
@@ -94,6 +95,26 @@ def log_entry(logged: Mapping[str, Any]) -> dict[str, Any]:
 def failed_entry(name: Any, arguments: Any, error: str) -> dict[str, Any]:
     """A call that never reached a server (unknown name, arguments not JSON, infrastructure)."""
     return {"name": name, "arguments": arguments, "ok": False, "error": str(error)[:MAX_ERROR_CHARS]}
+
+
+def refuse_arguments(name: str, raw: str) -> dict[str, Any] | None:
+    """A failed entry for a call whose arguments (``raw``, JSON text) are not a JSON object — a
+    tool must not get a string or a list; None when they are one."""
+    try:
+        arguments = json.loads(raw)
+    except (ValueError, RecursionError):
+        arguments = None
+    if isinstance(arguments, dict):
+        return None
+    what = "are not JSON" if arguments is None else f"are a JSON {type(arguments).__name__}"
+    return failed_entry(name, raw if arguments is None else arguments,
+                        f"the arguments of {name} {what}; they must be a JSON object "
+                        "of parameter names to values")
+
+
+def refuse_unoffered(name: Any, arguments: Any) -> dict[str, Any]:
+    """A failed entry for a call to a tool the row did not offer (it never reaches a server)."""
+    return failed_entry(name, arguments, f"Unknown function {name!r}: not one of the offered tools")
 
 
 async def call_in_episode(

@@ -308,8 +308,11 @@ class ProveRollout:
         """Run (or refuse) a turn's blocks in order; log each; return the tool messages to show."""
         import time
 
-        from prove.train.agent_loop import refuse_arguments
-        from prove.train.session import call_in_episode, failed_entry
+        from prove.train.session import (
+            call_in_episode,
+            refuse_arguments,
+            refuse_unoffered,
+        )
 
         offered = {t.get("function", t).get("name") for t in json.loads(row["tools"] or "[]")}
         spec = _spec(row)
@@ -329,8 +332,7 @@ class ProveRollout:
             ran += 1
             name = block.call.name
             arguments = json.loads(block.call.arguments)
-            refused = (failed_entry(name, arguments, f"Unknown function {name!r}: not one of the offered tools")
-                       if name not in offered else refuse_arguments(name, block.call.arguments))
+            refused = (refuse_unoffered(name, arguments) if name not in offered else refuse_arguments(name, block.call.arguments))
             if refused is not None:
                 entry, text = refused, f"Error: {refused['error']}"
             else:
