@@ -1,0 +1,36 @@
+"""Fixtures for the framework adapters' tests: SmolLM2-135M served once by vLLM's CPU build for every
+module (``smollm2``), and the synthesis fixture's rows as a parquet file (``rows_parquet``).
+
+vLLM is started with ``--enable-scale-out``, which SkyRL's ``RemoteInferenceClient`` needs (it asks the
+server for its world size); OpenAI-compatible clients (OpenEnv, verifiers) do not notice it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from prove.llm.endpoint import Endpoint
+
+
+@pytest.fixture(scope="session")
+def smollm2() -> Iterator[Endpoint]:
+    """SmolLM2-135M-Instruct on loopback (vLLM CPU, hermes tool parser, 8,192-token context)."""
+    from prove.llm.vllm import serve_local, vllm_available
+
+    ok, why = vllm_available()
+    if not ok:
+        pytest.skip(f"vLLM's CPU build is not installed: {why}")
+    with serve_local(threads=2, max_model_len=8192, extra_args=("--enable-scale-out",)) as served:
+        yield served.endpoint
+
+
+@pytest.fixture(scope="session")
+def rows_parquet(synth_rows: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every row of the synthesis fixture in one parquet file (what a user passes an adapter)."""
+    from prove.rows import write_rows
+
+    return write_rows(synth_rows, tmp_path_factory.mktemp("integrations") / "rows.parquet")
