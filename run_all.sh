@@ -21,7 +21,7 @@ bootstrap() {
   echo "==> setting up $VENV (first use, or pyproject.toml changed)"
   [[ -x "$PY" ]] || python3 -m venv "$VENV"
   "$PY" -m pip install --quiet --upgrade pip
-  local extras="test,llm,train,eval" no_deps=("${NO_DEPS[@]}")
+  local extras="test,llm,train,eval,openenv,skyrl" no_deps=("${NO_DEPS[@]}")
   if have_gpu; then
     extras="$extras,gpu"
   else
