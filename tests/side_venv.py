@@ -60,6 +60,9 @@ def _build(venv: Path, requirements: list[str], timeout: float) -> None:
     # The project's packages come after the side venv's own (a .pth line is appended to sys.path).
     purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                   check=True, capture_output=True, text=True, env=env).stdout.strip())
-    ours = dict.fromkeys([str(ROOT / "src"), *site.getsitepackages(), sysconfig.get_paths()["purelib"]])
-    (purelib / "zz_prove_project.pth").write_text("".join(f"{p}\n" for p in ours if Path(p).is_dir()))
+    # The project venv's site directories go in with site.addsitedir, so their own .pth files run too:
+    # the editable install's finder maps prove_servers (servers/), which no plain path line can.
+    sites = [p for p in dict.fromkeys([*site.getsitepackages(), sysconfig.get_paths()["purelib"]]) if Path(p).is_dir()]
+    lines = [str(ROOT / "src"), *(f"import site; site.addsitedir({p!r})" for p in sites)]
+    (purelib / "zz_prove_project.pth").write_text("".join(f"{line}\n" for line in lines))
     (venv / ".complete").write_text("\n".join(requirements) + "\n")

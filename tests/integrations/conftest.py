@@ -1,5 +1,5 @@
 """Fixtures for the framework adapters' tests: SmolLM2-135M served once by vLLM's CPU build for every
-module (``smollm2``), and the synthesis fixture's rows as a parquet file (``rows_parquet``).
+module of this folder (``smollm2``), and the synthesis fixture's rows as a parquet file (``rows_parquet``).
 
 vLLM is started with ``--enable-scale-out``, which SkyRL's ``RemoteInferenceClient`` needs (it asks the
 server for its world size); OpenAI-compatible clients (OpenEnv, verifiers) do not notice it.
@@ -16,9 +16,10 @@ import pytest
 from prove.llm.endpoint import Endpoint
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def smollm2() -> Iterator[Endpoint]:
-    """SmolLM2-135M-Instruct on loopback (vLLM CPU, hermes tool parser, 8,192-token context)."""
+    """SmolLM2-135M-Instruct on loopback (vLLM CPU, hermes tool parser, 8,192-token context), stopped
+    after this folder's last test: its memory is free again before the training tests start Ray."""
     from prove.llm.vllm import serve_local, vllm_available
 
     ok, why = vllm_available()
