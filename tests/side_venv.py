@@ -49,6 +49,16 @@ def _build(venv: Path, requirements: list[str], timeout: float) -> None:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = side_python(venv)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_REQUIRE_VIRTUALENV")}
+    # The project's packages come after the side venv's own: a .pth file appends them to sys.path. It is
+    # written before pip runs, so pip counts what the project already has (torch: gigabytes) as
+    # installed where it meets the requirements, and installs into the side venv only what differs.
+    # The project venv's site directories go in with site.addsitedir, so their own .pth files run too:
+    # the editable install's finder maps prove_servers (servers/), which no plain path line can.
+    purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                  check=True, capture_output=True, text=True, env=env).stdout.strip())
+    sites = [p for p in dict.fromkeys([*site.getsitepackages(), sysconfig.get_paths()["purelib"]]) if Path(p).is_dir()]
+    lines = [str(ROOT / "src"), *(f"import site; site.addsitedir({p!r})" for p in sites)]
+    (purelib / "zz_prove_project.pth").write_text("".join(f"{line}\n" for line in lines))
     done = subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *requirements],
         env=env, capture_output=True, text=True, timeout=timeout,
@@ -57,12 +67,4 @@ def _build(venv: Path, requirements: list[str], timeout: float) -> None:
         shutil.rmtree(venv, ignore_errors=True)
         raise RuntimeError(f"pip could not build the side venv {venv.name} from {requirements}:\n"
                            f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
-    # The project's packages come after the side venv's own (a .pth line is appended to sys.path).
-    purelib = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                  check=True, capture_output=True, text=True, env=env).stdout.strip())
-    # The project venv's site directories go in with site.addsitedir, so their own .pth files run too:
-    # the editable install's finder maps prove_servers (servers/), which no plain path line can.
-    sites = [p for p in dict.fromkeys([*site.getsitepackages(), sysconfig.get_paths()["purelib"]]) if Path(p).is_dir()]
-    lines = [str(ROOT / "src"), *(f"import site; site.addsitedir({p!r})" for p in sites)]
-    (purelib / "zz_prove_project.pth").write_text("".join(f"{line}\n" for line in lines))
     (venv / ".complete").write_text("\n".join(requirements) + "\n")
