@@ -11,11 +11,14 @@ from pathlib import Path
 from prove.env import Hub, load_registry
 from prove.synth.quality import (
     Linker,
+    acknowledges,
     bfcl_reference,
     lexical_variety,
     opener,
     quality_report,
+    style_marks,
     turn_summary,
+    unshown_references,
 )
 
 REG = load_registry()
@@ -60,6 +63,39 @@ def test_lexical_variety_reads_a_fixed_number_of_words_in_a_seeded_order() -> No
     assert a == b and a["words"] == 30
     assert lexical_variety(["a a a a"], words=4)["distinct_1"] == 0.25
     assert lexical_variety(["a b a b"], words=4)["distinct_2"] == round(2 / 3, 4)
+    # 4-grams stay within a turn: "a b c d" twice is one 4-gram over 8 words
+    assert lexical_variety(["a b c d", "a b c d"], words=8)["distinct_4_per_100"] == 12.5
+    assert lexical_variety(["a b c d e"], words=5)["distinct_4_per_100"] == 40.0
+
+
+def test_style_marks_count_what_a_reader_trips_on() -> None:
+    texts = ["Move 20 from ACC-0001 to savings, please.",
+             "Review for the order whose zone is 'downtown'.",
+             "Cancel the booking from before.",
+             "I need a room in Lisbon because my flight lands late.",
+             "Book it."]
+    marks = style_marks(texts)
+    assert marks == {"raw_id": 0.2, "field_phrase": 0.2, "back_reference": 0.2, "polite": 0.2, "broken_text": 0.0,
+                     "motive": 0.2}
+    broken = ["Please What's holding up my task?.", "Go ahead and Open CNV-0003 and tell me who has it muted..",
+              "Then What's the balance?", "Wait... what's the balance? Then check the other one."]
+    assert [bool(style_marks([t])["broken_text"]) for t in broken] == [True, True, True, False]
+    assert style_marks(["whose delivered on is '2026-04-12'"])["field_phrase"] == 1.0
+    assert acknowledges("Great. Next, cancel it") and acknowledges("thanks! and the other one")
+    assert not acknowledges("Great Barrier Reef trips, please") and not acknowledges("Okayama hotels")
+
+
+def test_a_quoted_value_is_unshown_unless_an_earlier_reply_showed_it() -> None:
+    messages = [{"role": "user", "content": "Find my orders from 'Pizza Roma'."},  # a first turn: not counted
+                {"role": "assistant", "content": "", "tool_calls": []},
+                {"role": "tool", "content": '{"zone": "downtown", "total": 31.5}'},
+                {"role": "assistant", "content": "You have one order from Pizza Roma, 31.50 in total."},
+                {"role": "user", "content": "Review the one whose zone is 'downtown' and the 'Pizza Roma' one."}]
+    assert unshown_references(messages) == (2, 1)  # 'downtown' was only in the tool result
+    report = quality_report([turn_summary({"kind": "multi_turn", "messages": messages, "tools": []})])
+    assert report["quoted_references"] == 2 and report["unshown_reference_share"] == 0.5
+    assert report["followup_turns"] == 1 and report["acknowledgement_opener_share"] == 0.0
+    assert report["words_per_turn"] == 9.0
 
 
 def test_bfcl_reference_reads_the_installed_questions(tmp_path: Path) -> None:
@@ -79,7 +115,9 @@ def test_the_dataset_card_reports_quality_beside_bfcl(small_run) -> None:
     result, out = small_run
     card = json.loads((out / "card.json").read_text())
     assert card["quality"]["user_turns"] > 0 and card["quality_reference"]["user_turns"] > 1000
-    assert "BFCL v4 multi-turn" in (out / "card.md").read_text()
+    assert card["quality_reference"]["unshown_reference_share"] is None  # BFCL shows no replies
+    md = (out / "card.md").read_text()
+    assert "BFCL v4 multi-turn" in md and "4-grams per 100 words" in md and "raw id" in md
 
 
 def test_written_requests_replace_description_wording(small_run) -> None:
@@ -129,3 +167,19 @@ def test_the_user_says_who_they_are_like_a_person() -> None:
     assert fill_request(template, [sku, named], entities, random.Random(0)).endswith("I'm Beatriz Haddad.")
     hidden = fill_request(template, [sku], entities, random.Random(0), withheld="customer_id")
     assert hidden.endswith("I'm a customer here.")
+
+
+def test_a_written_request_beside_a_step_phrase_is_joined_as_a_sentence_not_framed() -> None:
+    import random
+
+    from prove.synth.phrasing import render_turn
+
+    marks = []
+    for seed in range(40):
+        text = render_turn(["What's holding up my task?", "open CNV-0003"], random.Random(seed), follow_up=seed % 2 == 1)
+        assert "What's holding up my task?" in text or "what's holding up my task?" in text
+        assert "CNV-0003" in text
+        marks.append(style_marks([text])["broken_text"])
+    assert marks == [0.0] * 40
+    plain = render_turn(["open CNV-0003", "list my chats"], random.Random(0), follow_up=False)
+    assert plain.split()[0][0].isupper() and "CNV-0003" in plain and "list my chats" in plain  # phrases take frames

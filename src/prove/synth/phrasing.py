@@ -282,9 +282,15 @@ def _sentence(frame: str, s: str) -> str:
 
 
 def render_turn(steps: Sequence[str], rng: random.Random, follow_up: bool) -> str:
-    """Join the step requests of one user turn into a few sentences."""
+    """Join the step requests of one user turn into a few sentences. A written request among them
+    (an intent template's, already a sentence) is never put inside a frame ("Please What's ...?."):
+    the phrases become sentences and all are joined as ``join_requests`` joins written ones."""
     if not steps:
         return ""
+    if any(s.rstrip().endswith((".", "?", "!")) for s in steps):
+        sentences = [s if s.rstrip().endswith((".", "?", "!")) else _sentence(rng.choice(_FIRST_FRAMES), s)
+                     for s in steps]
+        return join_requests(sentences, rng, follow_up)
     frames = _FOLLOW_FRAMES if follow_up else _FIRST_FRAMES
     out = [_sentence(rng.choice(frames), steps[0])]
     for s in steps[1:]:

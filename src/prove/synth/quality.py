@@ -11,6 +11,20 @@ Measures (each computed identically on both sides):
   common first-two-words of the set;
 - **lexical variety**: distinct words / words and distinct word pairs / pairs over the first
   10,000 words of the turns in a seeded order (a fixed size, because the ratios fall as text grows);
+- **4-grams per 100 words**: distinct word 4-grams (within a turn) per 100 words over the same
+  fixed-size sample (a reader's sense of repetition: templates repeat whole phrases, which distinct
+  words and pairs hide);
+- **words per user turn** (mean);
+- **style marks** (share of user turns matching each of ``STYLE_MARKS``): a raw id like ACC-0001,
+  an item named by a schema field ("whose <field> is '<value>'"), a back-reference ("from before",
+  "from that list", "you just found"), a polite marker, a motive ("because", "so that", "for my"),
+  broken template text (a doubled full stop as in "?." or "..", or a capitalised request spliced
+  into a frame as in "Please What's ..." or "Go ahead and Open ...");
+- **acknowledgement openers**: share of follow-up user turns (the second on) opening with a canned
+  acknowledgement ("Great.", "Thanks!", "Perfect, ...", ``ACKNOWLEDGEMENTS``);
+- **unshown references** (PROVE only; BFCL's questions come without replies): of the quoted values
+  ('...') a follow-up user turn names, the share that no earlier assistant reply showed: the user
+  refers to something they were never shown;
 - **entity coherence** (PROVE only; BFCL states hold no linked entity ids): share of multi-turn
   conversations (naming two or more ids) whose ids (the ground-truth arguments that declare an
   entity kind and exist in the seed's initial state) are linked in that state: connected when two
@@ -33,10 +47,31 @@ from prove.synth.intents import copied_run, word_runs
 from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
-           "VARIETY_WORDS", "quality_markdown", "flat_report"]
+           "VARIETY_WORDS", "quality_markdown", "flat_report", "STYLE_MARKS", "style_marks", "ACKNOWLEDGEMENTS",
+           "acknowledges", "unshown_references"]
 
 VARIETY_WORDS = 10_000
 _WORD = re.compile(r"[a-z0-9']+")
+
+STYLE_MARKS: dict[str, re.Pattern[str]] = {
+    "raw_id": re.compile(r"\b[A-Z]{2,6}-\d{3,}\b"),
+    "field_phrase": re.compile(r"\bwhose [a-z_]+(?: [a-z_]+){0,2} (?:is|are|was) ['\"]", re.I),
+    "back_reference": re.compile(r"\b(?:from before|from that list|from the list|you just (?:found|showed|listed)"
+                                 r"|(?:that|the same) one|the one you)\b", re.I),
+    "polite": re.compile(r"\b(?:please|thanks|thank you|could you|would you|would you mind|kindly|appreciate)\b",
+                         re.I),
+    "broken_text": re.compile(r"(?<!\.)[.?!]\.(?!\.)|\b(?:[Aa]nd|Please|[Tt]hen|that,|Next,|now) (?:What|What's|Open|Any|Show"
+                              r"|How|Which|Who|Is|Are|Can|Could|Do|Find|List|Get|Tell|Check|Cancel|Book|Send)\b"),
+    "motive": re.compile(r"\b(?:because|so that|so i can|so we can|since i|since we|in order to|i need it for"
+                         r"|for my|i'm planning|i am planning|i want to make sure)\b", re.I),
+}
+"""What a reader notices in a user turn, each a pattern; ``style_marks`` gives the share matching each."""
+
+ACKNOWLEDGEMENTS = ("great", "thanks", "thank you", "perfect", "ok", "okay", "got it", "nice", "cool",
+                    "awesome", "alright", "all right", "good", "excellent", "sounds good", "wonderful")
+"""Canned acknowledgements a follow-up turn may open with (followed by punctuation)."""
+_ACK = re.compile(r"^\s*(?:" + "|".join(re.escape(a) for a in ACKNOWLEDGEMENTS) + r")\b\s*[.,!;:-]", re.I)
+_QUOTED = re.compile(r"'([^'\n]{2,80})'|\"([^\"\n]{2,80})\"")
 
 
 def opener(text: str) -> str:
@@ -58,9 +93,43 @@ def lexical_variety(texts: Sequence[str], words: int = VARIETY_WORDS, seed: int 
             break
     flat = [w for toks in taken for w in toks]
     pairs = [p for toks in taken for p in zip(toks, toks[1:], strict=False)]
+    grams = {tuple(toks[i:i + 4]) for toks in taken for i in range(len(toks) - 3)}
     return {"words": len(flat),
             "distinct_1": round(len(set(flat)) / max(1, len(flat)), 4),
-            "distinct_2": round(len(set(pairs)) / max(1, len(pairs)), 4)}
+            "distinct_2": round(len(set(pairs)) / max(1, len(pairs)), 4),
+            "distinct_4_per_100": round(100 * len(grams) / max(1, len(flat)), 2)}
+
+
+def style_marks(texts: Sequence[str]) -> dict[str, float]:
+    """The share of `texts` matching each of ``STYLE_MARKS``."""
+    return {name: round(sum(bool(rx.search(t)) for t in texts) / max(1, len(texts)), 4)
+            for name, rx in STYLE_MARKS.items()}
+
+
+def acknowledges(text: str) -> bool:
+    """The turn opens with a canned acknowledgement (``ACKNOWLEDGEMENTS``, then punctuation)."""
+    return bool(_ACK.match(text))
+
+
+def unshown_references(messages: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    """(quoted values the follow-up user turns name, how many of them no earlier assistant reply
+    showed). A value counts as shown when it appears, case-insensitively, in an assistant message's
+    text before that turn (tool results are the model's, not the user's, to read)."""
+    refs = unshown = 0
+    shown = ""
+    users = 0
+    for m in messages:
+        role, text = m.get("role"), str(m.get("content") or "")
+        if role == "assistant":
+            shown += "\n" + text.lower()
+        elif role == "user":
+            users += 1
+            if users > 1:
+                for match in _QUOTED.finditer(text):
+                    value = (match.group(1) or match.group(2)).lower()
+                    refs += 1
+                    unshown += value not in shown
+    return refs, unshown
 
 
 class Linker(StateLinks):
@@ -115,17 +184,26 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     texts = _user_texts(example)
     copied = [copied_run(t, runs) is not None for t in texts]
     coherent = linker.coherent(example) if linker is not None and example["kind"] == "multi_turn" else None
-    return {"user_texts": texts, "copied": copied, "coherent": coherent}
+    refs, unshown = unshown_references(example["messages"])
+    return {"user_texts": texts, "copied": copied, "coherent": coherent, "quoted_refs": refs,
+            "unshown_refs": unshown}
 
 
 def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """The measures over many `turn_summary` dicts (or BFCL's, which have no `coherent`)."""
     texts: list[str] = []
+    followups: list[str] = []
     copied = 0
     linked = judged = 0
+    refs: int | None = None
+    unshown = 0
     for s in summaries:
         texts.extend(s["user_texts"])
+        followups.extend(s["user_texts"][1:])
         copied += sum(bool(c) for c in s["copied"])
+        if "quoted_refs" in s:
+            refs = (refs or 0) + int(s["quoted_refs"])
+            unshown += int(s["unshown_refs"])
         if s.get("coherent") is not None:
             judged += 1
             linked += bool(s["coherent"])
@@ -137,6 +215,12 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "top10_opener_share": round(sum(n for _, n in top) / max(1, len(texts)), 4),
         "top_openers": [[o, n] for o, n in top[:5]],
         "lexical_variety": lexical_variety(texts),
+        "words_per_turn": round(sum(len(_WORD.findall(t.lower())) for t in texts) / max(1, len(texts)), 2),
+        "style_marks": style_marks(texts),
+        "followup_turns": len(followups),
+        "acknowledgement_opener_share": round(sum(map(acknowledges, followups)) / max(1, len(followups)), 4),
+        "quoted_references": refs,
+        "unshown_reference_share": round(unshown / refs, 4) if refs else None,
         "entity_coherence": round(linked / judged, 4) if judged else None,
         "coherence_judged": judged,
     }
@@ -203,12 +287,30 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
         value: Any = report.get(key)
         if key == "lexical_variety":
             return f"{value['distinct_1']:.3f} / {value['distinct_2']:.3f} ({value['words']:,} words)"
+        if key == "distinct_4_per_100":
+            return f"{report['lexical_variety'].get(key, float('nan')):.1f}"
+        if key.startswith("style_marks."):
+            return f"{report['style_marks'][key.split('.', 1)[1]]:.1%}"
+        if key == "unshown_reference_share" and value is not None:
+            return f"{value:.1%} of {report['quoted_references']}"
+        if key == "words_per_turn":
+            return f"{value:.1f}"
         return "n/a" if value is None else (f"{value:.1%}" if isinstance(value, float) else str(value))
 
     rows = [("user turns", "user_turns"),
             ("turns repeating 5+ words of an offered tool's description", "description_overlap"),
             ("turns opening with one of the 10 commonest first-two-words", "top10_opener_share"),
             (f"distinct words / word pairs (first {VARIETY_WORDS:,} words)", "lexical_variety"),
+            ("distinct 4-grams per 100 words (same sample)", "distinct_4_per_100"),
+            ("words per user turn", "words_per_turn"),
+            ("turns with a raw id like ACC-0001", "style_marks.raw_id"),
+            ("turns naming an item by a field (\"whose <field> is '...'\")", "style_marks.field_phrase"),
+            ("turns with \"from before\" / \"from that list\" / \"you just found\"", "style_marks.back_reference"),
+            ("turns with a polite marker", "style_marks.polite"),
+            ("turns giving a motive", "style_marks.motive"),
+            ("turns with broken template text (\"?.\", \"Please What's\")", "style_marks.broken_text"),
+            ("follow-up turns opened by a canned acknowledgement", "acknowledgement_opener_share"),
+            ("quoted values in follow-ups that no assistant reply showed", "unshown_reference_share"),
             ("multi-turn conversations whose ids are linked in the state", "entity_coherence")]
     lines = ["## Data quality (prove.synth.quality)", "",
              "| measure | this data | BFCL v4 multi-turn |", "|---|---|---|"]
