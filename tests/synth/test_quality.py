@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from prove.env import Hub, load_registry
+from prove.synth.evidence import redundant_reads
 from prove.synth.quality import (
     Linker,
     acknowledges,
@@ -183,3 +184,35 @@ def test_a_written_request_beside_a_step_phrase_is_joined_as_a_sentence_not_fram
     assert marks == [0.0] * 40
     plain = render_turn(["open CNV-0003", "list my chats"], random.Random(0), follow_up=False)
     assert plain.split()[0][0].isupper() and "CNV-0003" in plain and "list my chats" in plain  # phrases take frames
+
+
+def test_a_read_whose_result_the_conversation_already_showed_is_redundant() -> None:
+    """Live results: a get of an account the listing showed is redundant; the same get after a
+    transfer changed its balance is not, nor is the transfer (a write)."""
+    hub = Hub(load_registry().subset(["banking"]))
+    hub.open("redundant", 7)
+
+    def step(name: str, arguments: dict) -> tuple[dict, list[dict]]:
+        result = hub.call(name, arguments, episode_id="redundant")
+        assert result["ok"], result
+        return {"name": name, "arguments": arguments}, [
+            {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": name}}]},
+            {"role": "tool", "content": json.dumps(result["result"])}]
+
+    listed = step("list_accounts", {})
+    account = json.loads(listed[1][1]["content"])["accounts"][0]
+    first = [listed, step("get_bank_account", {"account_id": account["account_id"]})]
+    moved = step("transfer_funds", {"from_account_id": account["account_id"], "to_account_id": "ACC-0002",
+                                    "amount": 1.0})
+    second = [moved, step("get_bank_account", {"account_id": account["account_id"]})]
+    hub.close("redundant")
+    example = {"kind": "multi_turn", "seed": 7, "servers": ["banking"], "tools": [],
+               "turns": [{"calls": [c for c, _ in first]}, {"calls": [c for c, _ in second]}],
+               "messages": [{"role": "user", "content": "Show my first account."},
+                            *(m for _, ms in first for m in ms),
+                            {"role": "user", "content": "Move a dollar from it and show it again."},
+                            *(m for _, ms in second for m in ms)]}
+    assert redundant_reads(example, REG) == [
+        {"turn": 0, "call": 1, "name": "get_bank_account", "shown_in": 2}]
+    report = quality_report([turn_summary(example, Linker(REG))])
+    assert report["ground_truth_calls"] == 4 and report["redundant_read_share"] == 0.25

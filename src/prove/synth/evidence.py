@@ -7,21 +7,22 @@ Generation uses these to record an example's dependencies, error rate and proven
 recomputes them from the example alone. Provenance: every value of a sensitive parameter in a
 ground-truth call must appear in a user turn up to that call's turn, in an earlier tool message (a
 result or an error listing valid ids), or in the sampling context shown in the system message;
-otherwise it was invented.
+otherwise it was invented. Minimality: ``redundant_reads`` names ground-truth reads whose result the
+conversation already showed.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from prove.env.registry import Registry
 
 __all__ = [
     "ValueSet", "json_values", "text_has_value", "call_stats", "ground_truth_calls",
-    "successful_tool_messages", "provenance",
+    "successful_tool_messages", "provenance", "redundant_reads",
 ]
 
 _NUMBER = re.compile(r"(?<![\w.\-:/])\d[\d,]*(?:\.\d+)?(?![\w\-:/]|\.\d)")
@@ -156,6 +157,41 @@ def provenance(example: Mapping[str, Any], registry: Registry
                 rec["source"], rec["ref"] = src
                 records.append(rec)
     return records, missing
+
+
+def redundant_reads(example: Mapping[str, Any], registry: Registry) -> list[dict[str, Any]]:
+    """Ground-truth reads the conversation did not need: a successful read (a tool not marked
+    ``write``) whose whole result an earlier successful tool result already held, every field with
+    the same value (a get of a record its listing showed, a status read right after the write that
+    returned it). One ``{"turn", "call", "name", "shown_in"}`` per such call, ``shown_in`` the
+    earlier tool message's index in ``messages``; [] when calls and tool messages do not pair up
+    (replay reports that)."""
+    gt = ground_truth_calls(example)
+    results = successful_tool_messages(example)
+    if len(gt) != len(results):
+        return []
+    found = []
+    for (k, i, call), (pos, result) in zip(gt, results, strict=True):
+        spec = registry.tools.get(call.get("name"))
+        if spec is None or spec.write or not isinstance(result, dict) or not result:
+            continue
+        shown = next((j for j, earlier in results if j < pos
+                      and any(all(key in d and d[key] == v for key, v in result.items()) for d in _dicts(earlier))),
+                     None)
+        if shown is not None:
+            found.append({"turn": k, "call": i, "name": call["name"], "shown_in": shown})
+    return found
+
+
+def _dicts(node: Any) -> Iterator[dict[str, Any]]:
+    """Every JSON object in a parsed result, the result itself first."""
+    if isinstance(node, dict):
+        yield node
+        for v in node.values():
+            yield from _dicts(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _dicts(v)
 
 
 _TEXT = object()

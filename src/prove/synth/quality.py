@@ -43,6 +43,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from prove.synth.evidence import redundant_reads
 from prove.synth.intents import copied_run, word_runs
 from prove.synth.sampling import StateLinks, param_kind
 
@@ -185,8 +186,12 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     copied = [copied_run(t, runs) is not None for t in texts]
     coherent = linker.coherent(example) if linker is not None and example["kind"] == "multi_turn" else None
     refs, unshown = unshown_references(example["messages"])
-    return {"user_texts": texts, "copied": copied, "coherent": coherent, "quoted_refs": refs,
-            "unshown_refs": unshown}
+    summary = {"user_texts": texts, "copied": copied, "coherent": coherent, "quoted_refs": refs,
+               "unshown_refs": unshown}
+    if linker is not None:  # its registry says which calls are reads
+        summary["gt_calls"] = sum(len(t.get("calls", ())) for t in example["turns"])
+        summary["redundant_reads"] = len(redundant_reads(example, linker.registry))
+    return summary
 
 
 def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -197,7 +202,10 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     linked = judged = 0
     refs: int | None = None
     unshown = 0
+    calls = redundant = 0
     for s in summaries:
+        calls += int(s.get("gt_calls", 0))
+        redundant += int(s.get("redundant_reads", 0))
         texts.extend(s["user_texts"])
         followups.extend(s["user_texts"][1:])
         copied += sum(bool(c) for c in s["copied"])
@@ -222,6 +230,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "quoted_references": refs,
         "unshown_reference_share": round(unshown / refs, 4) if refs else None,
         "entity_coherence": round(linked / judged, 4) if judged else None,
+        "ground_truth_calls": calls or None,
+        "redundant_read_share": round(redundant / calls, 4) if calls else None,
         "coherence_judged": judged,
     }
 
@@ -291,6 +301,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             return f"{report['lexical_variety'].get(key, float('nan')):.1f}"
         if key.startswith("style_marks."):
             return f"{report['style_marks'][key.split('.', 1)[1]]:.1%}"
+        if key == "redundant_read_share" and value is not None:
+            return f"{value:.1%} of {report['ground_truth_calls']:,}"
         if key == "unshown_reference_share" and value is not None:
             return f"{value:.1%} of {report['quoted_references']}"
         if key == "words_per_turn":
@@ -311,7 +323,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             ("turns with broken template text (\"?.\", \"Please What's\")", "style_marks.broken_text"),
             ("follow-up turns opened by a canned acknowledgement", "acknowledgement_opener_share"),
             ("quoted values in follow-ups that no assistant reply showed", "unshown_reference_share"),
-            ("multi-turn conversations whose ids are linked in the state", "entity_coherence")]
+            ("multi-turn conversations whose ids are linked in the state", "entity_coherence"),
+            ("ground-truth reads whose result the conversation already showed", "redundant_read_share")]
     lines = ["## Data quality (prove.synth.quality)", "",
              "| measure | this data | BFCL v4 multi-turn |", "|---|---|---|"]
     lines += [f"| {label} | {cell(ours, key)} | {cell(bfcl, key)} |" for label, key in rows]
