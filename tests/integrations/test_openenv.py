@@ -106,6 +106,33 @@ def test_two_rollouts_of_one_row_never_share_state(rows: dict, server: OpenEnvSe
         assert done.reward == pytest.approx(_prove_reward(row, done.calls, done.effect, "outcome")["score"])
 
 
+def test_openenv_yaml_names_the_app_and_classes_openenv_loads(rows_parquet: Path, env_server: EnvServer,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    from openenv.auto._discovery import _load_manifest_from_package
+    from openenv.core.env_client import EnvClient
+    from openenv.core.env_server.types import Action, Observation
+
+    manifest = _load_manifest_from_package("prove", "prove.integrations")  # OpenEnv's manifest reader
+    assert manifest is not None and manifest["spec_version"] == 1 and manifest["runtime"] == "fastapi"
+    module_name, attr = manifest["app"].split(":")
+    module = importlib.import_module(module_name)
+    assert issubclass(getattr(module, manifest["action"]), Action)
+    assert issubclass(getattr(module, manifest["observation"]), Observation)
+    client_module, client = manifest["client"].split(":")
+    assert issubclass(getattr(importlib.import_module(client_module), client), EnvClient)
+    with pytest.raises(RuntimeError, match="PROVE_OPENENV_ROWS"):
+        getattr(module, attr)
+    monkeypatch.setenv("PROVE_OPENENV_ROWS", str(rows_parquet))
+    monkeypatch.setenv("PROVE_ENV_URLS", env_server.url)
+    try:
+        app = getattr(module, attr)
+        assert {"/ws", "/health", "/schema"} <= {getattr(r, "path", "") for r in app.routes}
+    finally:
+        module.__dict__.pop("app", None)
+
+
 def _trainer(model_dir: Path, rows: dict, rollout_func: Any, reward_funcs: list, tmp: Path) -> Any:
     from prove.train.trl_engine import hide_unsupported_vllm
 
@@ -150,10 +177,11 @@ def test_trl_grpo_rollout_func_reports_openenv_reward_equal_to_prove_reward(
     assert seen["env_reward"] == pytest.approx([1.0, 1.0]) and seen["prove"] == pytest.approx(seen["env_reward"])
     logged = trainer._metrics["train"]
     assert logged["rewards/env_reward/mean"][-1] == pytest.approx(logged["rewards/prove/mean"][-1]) == 1.0
+    assert logged["completions/clipped_ratio"][-1] == 0.0  # each rollout ends at the model's EOS
     for log in seen["tool_calls"]:  # each rollout's own episode ran every ground-truth call
         assert [c["name"] for c in log] == [c["name"] for c in row.ground_truth["calls"]] and all(c["ok"] for c in log)
-    mask = out["tool_mask"] if "tool_mask" in out else None
-    assert mask is None or int(mask.sum()) < int(out["completion_mask"].sum())  # tool results out of the loss
+    trained, generated = int(out["tool_mask"].sum()), int(out["completion_mask"].sum())  # TRL's env_mask
+    assert 0 < trained < generated and int(out["num_items_in_batch"]) == trained  # tool results out of the loss
     print(f"\n{row.id}:trl scripted: 2 rollouts, TRL env_reward {seen['env_reward']}, PROVE {seen['prove']}")
 
 

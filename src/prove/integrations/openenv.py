@@ -427,8 +427,8 @@ def _row_of(prompt: Any) -> str:
 
 
 def _segments(tokenizer: Any, rollout: Rollout, template_kwargs: Mapping[str, Any]) -> tuple[list[int], list[int], list[int]]:
-    """Prompt ids, completion ids and its mask (1: the model's tokens, 0: tool results and the
-    template's turn openers), rendered by the tokenizer's chat template message by message."""
+    """Prompt ids, completion ids and its mask (1: the model's tokens up to its EOS, 0: tool results and
+    the template's glue between turns), rendered by the tokenizer's chat template message by message."""
     def text(messages: list[dict[str, Any]], generation_prompt: bool) -> str:
         return tokenizer.apply_chat_template(messages, tools=rollout.tools or None, tokenize=False,
                                              add_generation_prompt=generation_prompt, **template_kwargs)
@@ -436,6 +436,7 @@ def _segments(tokenizer: Any, rollout: Rollout, template_kwargs: Mapping[str, An
     def ids(s: str) -> list[int]:
         return list(tokenizer(s, add_special_tokens=False)["input_ids"])
 
+    eos = tokenizer.eos_token_id
     shown = text(rollout.messages[:rollout.prompt_len], True)
     prompt_ids = ids(shown)
     completion: list[int] = []
@@ -449,8 +450,13 @@ def _segments(tokenizer: Any, rollout: Rollout, template_kwargs: Mapping[str, An
             raise ValueError("the chat template does not render this conversation append-only; "
                              "use a template that does (prove.train.chat_template.HERMES_CHATML_TEMPLATE)")
         seg = ids(full[len(shown):])
+        model = len(seg) if rollout.messages[i]["role"] == "assistant" else 0
+        if model and eos in seg:  # the model's tokens end at its EOS; the template's glue after it is not its
+            model = len(seg) - seg[::-1].index(eos)
+            if nxt is None:
+                seg = seg[:model]  # a rollout ends at the EOS, as generation does
         completion += seg
-        mask += [1 if rollout.messages[i]["role"] == "assistant" else 0] * len(seg)
+        mask += [1] * model + [0] * (len(seg) - model)
         shown = full
     return prompt_ids, completion, mask
 
