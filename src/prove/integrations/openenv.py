@@ -29,6 +29,7 @@ import contextlib
 import itertools
 import json
 import os
+import signal
 import socket
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -544,6 +545,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-sessions", type=int, default=64, help="concurrent OpenEnv sessions (episodes)")
     args = parser.parse_args(argv)
     rows = read_rows(Path(args.rows))
+
+    def stop(signum: int, frame: object) -> None:  # uvicorn re-raises SIGTERM after its shutdown:
+        raise SystemExit(128 + signum)              # unwind, so a prove serve started here stops too
+
+    signal.signal(signal.SIGTERM, stop)
     with _prove_servers(args.env_url) as urls:
         app = create_prove_app(rows, urls, reward=args.reward, max_sessions=args.max_sessions)
         print(f"# OpenEnv PROVE server: {len(rows)} rows, reward {args.reward}, prove serve {', '.join(urls)}, "
