@@ -325,8 +325,9 @@ with JSON-text arguments)."""
 
 def openai_model_step(base_url: str, model: str, *, api_key: str = "EMPTY", max_tokens: int = 64,
                       temperature: float = 0.0, timeout: float = 120.0, **extra: Any) -> ModelStep:
-    """A ``ModelStep`` that asks an OpenAI-compatible server (vLLM, ``trl vllm-serve``'s OpenAI door,
-    any API) for the next assistant message, the row's tools offered. ``extra`` goes into each request."""
+    """A ``ModelStep`` that asks an OpenAI-compatible server (vLLM's, any API) for the next assistant
+    message, the row's tools offered. ``extra`` goes into each request (no ``seed`` for vLLM's CPU build,
+    which dies on one)."""
     import openai
 
     client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout)
@@ -467,9 +468,12 @@ def make_rollout_func(env_url: str, model_step: ModelStep, *, max_turns: int = 5
     """TRL's ``rollout_func(prompts, trainer)`` over a PROVE OpenEnv server at ``env_url``: each prompt
     (a ``trl_dataset`` row, repeated per generation by TRL) is played as its own OpenEnv session
     (``play``) with ``model_step`` as the policy, and rendered into token ids by the trainer's
-    tokenizer. Returns TRL's keys (``logprobs`` None: TRL computes them) with ``env_mask`` (tool
-    results out of the loss), ``env_reward`` (OpenEnv's reward: ``reward_from_env`` reads it),
-    ``tool_calls`` and ``effect_hash`` (what ``prove.reward.trl.make_trl_reward`` scores)."""
+    tokenizer. Returns TRL's keys (``logprobs`` None: TRL computes them with the model it trains) with
+    ``env_mask`` (tool results out of the loss), ``env_reward`` (OpenEnv's reward: ``reward_from_env``
+    reads it), ``tool_calls`` and ``effect_hash`` (what ``prove.reward.trl.make_trl_reward`` scores).
+    Training is on-policy only when ``model_step`` serves the weights being trained (a vLLM server
+    whose weights are reloaded between steps); rollouts run one after another.
+    ``prove.train.trl_engine`` is PROVE's own TRL engine, generating with the trained model itself."""
     kwargs = dict(template_kwargs or {})
 
     def rollout_func(prompts: list[Any], trainer: Any) -> dict[str, Any]:
