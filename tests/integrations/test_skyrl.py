@@ -17,7 +17,7 @@ pytest.importorskip("skyrl_gym")
 import skyrl_gym  # noqa: E402
 
 from prove.env.launch import EnvServer  # noqa: E402
-from prove.integrations.skyrl import check_dataset, register_prove, skyrl_dataset  # noqa: E402
+from prove.integrations.skyrl import check_dataset, main, register_prove, skyrl_dataset  # noqa: E402
 from prove.integrations.turn import Turn, TurnRow, run_sync  # noqa: E402
 from prove.reward import outcome_of, score_turn  # noqa: E402
 from prove.rows import read_rows  # noqa: E402
@@ -79,6 +79,13 @@ def test_the_dataset_carries_the_tools_as_the_template_renders_them_and_bad_rows
         check_dataset(path, env_id="prove-unregistered")
     with pytest.raises(ValueError, match="unknown reward config 'nope'"):
         register_prove(env_server.url, reward="nope")
+
+
+def test_the_command_writes_a_checked_dataset_of_every_row(rows_parquet: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    path = main(["--rows", str(rows_parquet), "--out", str(tmp_path / "skyrl" / "train.parquet")])
+    n = len(read_rows(rows_parquet))
+    assert check_dataset(path) == n and f"{n} rows -> {path}" in capsys.readouterr().out
 
 
 def test_skyrl_gym_loop_ground_truth_scores_one_as_prove_reward_and_episodes_never_share_state(

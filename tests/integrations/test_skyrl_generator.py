@@ -18,11 +18,13 @@ from typing import Any
 
 import pytest
 
-from prove.env.launch import EnvServer
-from prove.integrations.skyrl import skyrl_dataset
-from prove.integrations.turn import TurnRow
-from prove.llm.endpoint import Endpoint
-from prove.reward import outcome_of, parse_tool_calls, score_turn
+pytest.importorskip("skyrl_gym")
+
+from prove.env.launch import EnvServer  # noqa: E402
+from prove.integrations.skyrl import skyrl_dataset  # noqa: E402
+from prove.integrations.turn import TurnRow  # noqa: E402
+from prove.llm.endpoint import Endpoint  # noqa: E402
+from prove.reward import outcome_of, parse_tool_calls, score_turn  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from side_venv import side_python, side_venv  # noqa: E402

@@ -5,6 +5,9 @@
     register_prove("http://127.0.0.1:8765", reward="prove")     # in SkyRL's entrypoint, before training
     # then SkyRL's trainer with data.train_data=['data/skyrl/train.parquet'] environment.env_class=prove
 
+    python -m prove.integrations.skyrl --rows results/synth/train.parquet --out data/skyrl/train.parquet \
+        [--tokenizer <the policy's HF folder>]     # the dataset (default tokenizer: SmolLM2's hermes one)
+
 One environment per trajectory, as SkyRL's generator makes them (``skyrl_gym.make(env_class,
 env_config=..., extras=<the dataset row's other columns>)``): ``__init__`` reads the PROVE row from
 the extras (``prove.integrations.turn.TurnRow``) and gives the trajectory its own episode id, so the
@@ -195,11 +198,12 @@ def skyrl_dataset(rows: Iterable[Mapping[str, Any]], path: str | Path, tokenizer
     return path
 
 
-def check_dataset(data: str | Path | Iterable[Mapping[str, Any]], env_id: str = ENV_ID) -> int:
+def check_dataset(data: str | Path | Iterable[Mapping[str, Any]], env_id: str = ENV_ID,
+                  registered: bool = True) -> int:
     """Check a SkyRL dataset built from PROVE rows (a parquet path or its rows); returns its row count.
     Raises ``ValueError`` naming the first bad row and what is wrong: a column SkyRL or the environment
-    needs is missing, ``env_class`` is not ``env_id`` or not registered, the PROVE row cannot be read,
-    or the system message does not carry the offered tools."""
+    needs is missing, ``env_class`` is not ``env_id`` or (when ``registered``) not registered, the
+    PROVE row cannot be read, or the system message does not carry the offered tools."""
     from skyrl_gym.envs.registration import registry
 
     from prove.rows import read_rows
@@ -207,7 +211,7 @@ def check_dataset(data: str | Path | Iterable[Mapping[str, Any]], env_id: str = 
     rows = read_rows(data) if isinstance(data, (str, Path)) else list(data)
     if not rows:
         raise ValueError("the dataset has no rows")
-    if env_id not in registry:
+    if registered and env_id not in registry:
         raise ValueError(f"env_class {env_id!r} is not registered with skyrl_gym; call "
                          "prove.integrations.skyrl.register_prove(env_urls) first")
     for i, raw in enumerate(rows):
@@ -234,3 +238,33 @@ def check_dataset(data: str | Path | Iterable[Mapping[str, Any]], env_id: str = 
                              f"{len(row.tool_names)} tools); SkyRL renders no tools= of its own, so "
                              "skyrl_dataset writes them there")
     return len(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> Path:
+    """``python -m prove.integrations.skyrl``: PROVE training rows → a checked SkyRL dataset."""
+    import argparse
+
+    from prove.rows import read_rows
+
+    ap = argparse.ArgumentParser(prog="python -m prove.integrations.skyrl", description=main.__doc__)
+    ap.add_argument("--rows", required=True, help="PROVE training rows (synthesis' train.parquet or val.parquet)")
+    ap.add_argument("--out", required=True, help="the SkyRL dataset to write (parquet)")
+    ap.add_argument("--tokenizer", default=None,
+                    help="the policy's tokenizer (an HF folder or hub id) whose chat template writes the tools; "
+                         "default: SmolLM2-135M's hermes template (prove.train.chat_template)")
+    args = ap.parse_args(argv)
+    if args.tokenizer:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+    else:
+        from prove.train.chat_template import load_tokenizer
+
+        tokenizer = load_tokenizer()
+    path = skyrl_dataset(read_rows(args.rows), args.out, tokenizer)
+    print(f"{check_dataset(path, registered=False)} rows -> {path} (env_class {ENV_ID!r})")
+    return path
+
+
+if __name__ == "__main__":
+    main()
