@@ -68,8 +68,9 @@ def _episode_id(row: TurnRow) -> str:
 class ProveTextEnv(BaseTextEnv):
     """One trajectory of one PROVE row (see the module doc). ``extras``: the dataset row's columns
     other than ``prompt`` and ``env_class`` (``skyrl_rows`` writes them); ``env_urls``: the ``prove
-    serve`` URL(s); ``reward``: an ablation name or a ``RewardConfig``. ``env_config`` (SkyRL's
-    ``environment.skyrl_gym.<env_class>``) may set ``env_urls`` and ``reward`` as well."""
+    serve`` URL(s); ``reward``: an ablation name or a ``RewardConfig`` (both bound by ``register_prove``).
+    ``env_config`` (what SkyRL passes: its ``skyrl_gym`` config's field named after the env class, a
+    mapping, empty unless a config adds one) overrides ``env_urls`` and ``reward`` where it sets them."""
 
     def __init__(self, env_config: Mapping[str, Any] | None = None, extras: Mapping[str, Any] | None = None,
                  env_urls: str | Sequence[str] | None = None, reward: Any = "prove",
@@ -79,8 +80,8 @@ class ProveTextEnv(BaseTextEnv):
         extras = dict(extras or {})
         env_urls = config.get("env_urls", env_urls)
         if not env_urls:
-            raise ValueError("ProveTextEnv needs the URL of a running `prove serve`: register_prove(env_urls=...) "
-                             "or environment.skyrl_gym.prove.env_urls")
+            raise ValueError("ProveTextEnv needs the URL of a running `prove serve`: register it with "
+                             "prove.integrations.skyrl.register_prove(env_urls=...)")
         self.reward = get_config(config.get("reward", reward))
         self.row = TurnRow.from_row({"prompt": [], **extras})
         self.max_turns = int(extras.get("max_turns") or 1)
