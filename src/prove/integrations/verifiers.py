@@ -27,6 +27,7 @@ import asyncio
 import json
 import os
 import secrets
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
@@ -63,19 +64,43 @@ class ProveState(vf.State):
     replay: list[dict[str, Any]] = Field(default_factory=list)
     closed: bool = False
 
-    def turn(self) -> Turn:
-        """The rollout's ``Turn`` with the calls so far adopted."""
+    def turn(self, row: TurnRow | None = None) -> Turn:
+        """The rollout's ``Turn`` with the calls so far adopted (``row``: this state's row, already read)."""
         if not self.row or not self.env_url or not self.episode_id:
             raise RuntimeError("this rollout's PROVE state was never set up (ProveTask.setup did not run)")
-        turn = Turn(TurnRow.from_row(self.row), self.env_url, episode_id=self.episode_id, timeout=self.timeout)
+        turn = Turn(row or TurnRow.from_row(self.row), self.env_url, episode_id=self.episode_id,
+                    timeout=self.timeout)
         turn.adopt(self.log, self.replay)
         return turn
+
+
+def _row_key(raw: dict[str, Any]) -> tuple[Any, ...]:
+    info = raw.get("extra_info") or {}
+    return (info.get("example_id"), info.get("turn"), info.get("seed"), info.get("prefix"), info.get("tools"),
+            json.dumps((raw.get("reward_model") or {}).get("ground_truth"), sort_keys=True))
 
 
 class ProveToolset(vf.Toolset[vf.SharedToolsetConfig, ProveState]):
     """The row's offered tools over verifiers' MCP boundary, each call run in the rollout's PROVE episode."""
 
     TOOL_PREFIX = None  # the model sees the row's tool names as training offers them
+    ROWS_KEPT = 256
+
+    def __init__(self, config: vf.SharedToolsetConfig) -> None:
+        super().__init__(config)
+        self._rows: OrderedDict[tuple[Any, ...], TurnRow] = OrderedDict()
+
+    def row(self) -> TurnRow:
+        """The calling rollout's row, read once per row (rows are immutable; every call would reparse
+        its tool schemas otherwise)."""
+        raw = self.state.row
+        key = _row_key(raw)
+        row = self._rows.get(key)
+        if row is None:
+            row = self._rows[key] = TurnRow.from_row(raw)
+            while len(self._rows) > self.ROWS_KEPT:
+                self._rows.popitem(last=False)
+        return row
 
     def register(self, mcp: MCPServer) -> None:
         # The catalog differs per rollout (each row offers its own tools), so the protocol handlers are
@@ -86,7 +111,7 @@ class ProveToolset(vf.Toolset[vf.SharedToolsetConfig, ProveState]):
 
     async def list_tools(self) -> list[Tool]:
         """The tools the rollout's row offers, with the schemas it was synthesised with."""
-        row = TurnRow.from_row(self.state.row)
+        row = self.row()
         return [Tool(name=fn["name"], description=fn.get("description") or None,
                      input_schema=fn.get("parameters") or {"type": "object", "properties": {}})
                 for fn in (t.get("function", t) for t in row.tools)]
@@ -95,7 +120,7 @@ class ProveToolset(vf.Toolset[vf.SharedToolsetConfig, ProveState]):
                         context: Context | None = None) -> CallToolResult:
         """Run one call in the rollout's episode; the text is what PROVE's training rollouts return."""
         state = self.state
-        turn = state.turn()
+        turn = state.turn(self.row())
         text = await turn.call(name, arguments)
         state.log, state.replay = turn.log, turn.replay
         return CallToolResult(content=[TextContent(type="text", text=text)], is_error=not turn.log[-1]["ok"])
