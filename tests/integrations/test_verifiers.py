@@ -18,25 +18,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scripted_model import ScriptedModel  # this folder and tests/ are on sys.path (their conftests)
+from side_venv import side_venv
 
 from prove.env.launch import EnvServer
 from prove.integrations.turn import TurnRow
-from prove.reward import score_turn
-from prove.reward.compose import outcome_of
+from prove.reward import outcome_of, score_turn
 from prove.rows import write_rows
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(HERE))
-
-from scripted_model import ScriptedModel  # noqa: E402
-from side_venv import side_venv  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 VERIFIERS = "0.4.0"
 REQUIREMENTS = [f"verifiers=={VERIFIERS}", "uv==0.13.9", f"--editable={ROOT / 'environments' / 'prove_env'}"]
