@@ -66,8 +66,9 @@ def test_the_rehearsal_runs_the_papers_stages_end_to_end(pipeline_run: dict[str,
 
     from prove.graph import load_graph
     from prove.profiles import load_profile
-    from prove.train.config import LR_KEYS, load_train_config
+    from prove.train.config import load_train_config
     from prove.train.launch import RunPaths
+    from prove.train.matrix import sweep_points
 
     prof = load_profile(PIPELINE_PROFILE)
     results = pipeline_results(pipeline_run, "06")
@@ -84,18 +85,19 @@ def test_the_rehearsal_runs_the_papers_stages_end_to_end(pipeline_run: dict[str,
                 else int(teachers.loc["attempted", column]) <= 3 * cap), teachers[column]
 
     runs = pd.read_csv(results / "train_runs.csv").set_index("run")
-    sweep = [f"grpo_{k}" for k in LR_KEYS]
+    points = sweep_points(prof.train)  # the rehearsal sweeps two of the three points
+    sweep = [f"grpo_{k}" for k in points]
     grpo = [*sweep, "grpo_default", "grpo_no_efficiency"]
     assert set(runs.index) == {"sft", *grpo}
     assert (runs.loc[grpo, "init"] == runs.loc["sft", "hf_model"]).all(), "GRPO starts from the SFT model"
     picked = runs.loc["grpo_default", "picked_lr"]
-    assert picked in LR_KEYS and runs.loc["grpo_default", "hf_model"] == runs.loc[f"grpo_{picked}", "hf_model"]
+    assert picked in points and runs.loc["grpo_default", "hf_model"] == runs.loc[f"grpo_{picked}", "hf_model"]
     values = ast.literal_eval(runs.loc["grpo_default", "sweep_validation"])
-    assert set(values) == set(LR_KEYS) and all(v is not None for v in values.values()), values
+    assert set(values) == set(points) and all(v is not None for v in values.values()), values
     [config] = prof.train.configs
     cfg = load_train_config(config)
     assert cfg.verl["actor_rollout_ref.rollout.name"] == "vllm"
-    for variant in [*LR_KEYS, "no_efficiency"]:
+    for variant in [*points, "no_efficiency"]:
         # VERL's vLLM rollout on vLLM's CPU build served the rollouts, and its log-probs agree with
         # the actor's on the same weights: vLLM starts on dummy weights, so only a working sync does
         paths = RunPaths.for_run(cfg, cfg.variant(variant), results, results / "checkpoints")

@@ -152,7 +152,7 @@ REHEARSAL_SIZES = {
     "graph.n_chains", "graph.llm_pairs", "graph.servers", "graph.max_pairs", "teacher.compare_examples", "teacher.compare_max_attempts", "synthesis.n_multi_turn",
     "synthesis.n_clarification", "synthesis.n_abstention", "synthesis.n_worlds", "synthesis.val_fraction", "train.sft_steps",
     "train.grpo_steps", "train.heldout_rows", "train.heldout_max_new_tokens", "train.chain_bfcl_categories",
-    "train.chain_bfcl_ids", "train.variants", "eval.bfcl_ids", "eval.bfcl_max_new_tokens",
+    "train.chain_bfcl_ids", "train.variants", "train.lr_points", "eval.bfcl_ids", "eval.bfcl_max_new_tokens",
     "eval.bfcl_max_steps_per_turn", "eval.bfcl_num_threads", "eval.tau2_domains", "eval.tau2_trials",
     "eval.tau2_max_steps", "eval.tau2_max_concurrency", "eval.tau2_task_ids", "eval.tau2_user_llm_args",
     "eval.tau2_agent_llm_args", "eval.serve.heldout_concurrency", "eval.serve.policy_max_model_len",

@@ -145,8 +145,10 @@ class ChainPlan:
     engine: Engine = "verl"
     """GRPO trainer (``prove train --engine``): verl or trl."""
     lr_sweep: bool = False
-    """True: GRPO first at the three learning-rate points, then the other variants at the one with
-    the best validation reward (``prove.train.matrix``); False: every variant at the config's rate."""
+    """True: GRPO first at the learning-rate points, then the other variants at the one with the
+    best validation reward (``prove.train.matrix``); False: every variant at the config's rate."""
+    lr_points: tuple[str, ...] | None = None
+    """The sweep's points (``lr_low``, ``lr_mid``, ``lr_high``; at least two); None: all three."""
     report_dir: str | None = None
     """Where 07 writes the experiment's record (summary.csv, curves, versions); None: no record."""
 

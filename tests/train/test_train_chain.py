@@ -25,6 +25,9 @@ import pytest
 from notebook_run import PIPELINE_PROFILE, PIPELINE_TIMEOUT_S, pipeline_results
 from train_helpers import need_verl
 
+from prove.profiles import load_profile
+from prove.train.matrix import sweep_points
+
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # the module fixture trains SFT (~1 min here)
 
 # The TRL direction test (see its docstring): one prompt x 4 rollouts per step, each row once.
@@ -147,8 +150,8 @@ def chain(tmp_path_factory: pytest.TempPathFactory, chain_examples: list[dict[st
     return {"cfg": cfg, "sft": RunPaths.for_run(cfg, cfg.variant("sft"), results, ckpt)}
 
 
-GRPO_VARIANTS = ("lr_low", "lr_mid", "lr_high", "no_efficiency")
-"""The rehearsal's GRPO launches (05: the learning-rate sweep and the reward ablation)."""
+GRPO_VARIANTS = (*sweep_points(load_profile(PIPELINE_PROFILE).train), "no_efficiency")
+"""The rehearsal's GRPO launches (05: the learning-rate sweep's points and the reward ablation)."""
 
 
 @pytest.fixture(scope="module")

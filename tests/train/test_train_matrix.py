@@ -11,7 +11,15 @@ import pytest
 from prove.profiles import ChainPlan
 from prove.train.config import load_train_config
 from prove.train.launch import RunPaths
-from prove.train.matrix import PICK, alias_default, main, pick_lr, plan_jobs, run_matrix
+from prove.train.matrix import (
+    PICK,
+    alias_default,
+    main,
+    pick_lr,
+    plan_jobs,
+    run_matrix,
+    sweep_points,
+)
 
 
 def _finish(cfg, variant: str, results: Path, ckpt: Path, val: float | None = None) -> RunPaths:
@@ -69,6 +77,29 @@ def test_the_pick_is_the_best_final_validation_reward(tmp_path: Path) -> None:
     record = alias_default(cfg, picked, values, tmp_path, ckpt)
     default = RunPaths.for_run(cfg, cfg.variant("default"), tmp_path, ckpt)
     assert json.loads(default.model.read_text())["hf_model"] == "/m/lr_high" == record["hf_model"]
+
+
+def test_a_two_point_sweep_plans_picks_and_aliases_over_its_points_only(tmp_path: Path) -> None:
+    cfg = load_train_config("qwen3-4b").with_results(tmp_path)
+    ckpt = tmp_path / "ckpt"
+    plan = ChainPlan(configs=("qwen3-4b",), variants=("default", "beta0"), lr_sweep=True,
+                     lr_points=("lr_high", "lr_low"))
+    assert [j.variant for j in plan_jobs(plan, tmp_path, ckpt) if j.stage == "sweep"] == ["lr_low", "lr_high"]
+    _finish(cfg, "lr_low", tmp_path, ckpt, 0.30)
+    _finish(cfg, "lr_high", tmp_path, ckpt, 0.20)
+    assert pick_lr(cfg, tmp_path, ckpt)[0] is None  # all three points: lr_mid never ran
+    assert pick_lr(cfg, tmp_path, ckpt, sweep_points(plan)) == ("lr_low", {"lr_low": 0.30, "lr_high": 0.20})
+    beta0 = [j for j in plan_jobs(plan, tmp_path, ckpt) if j.variant == "beta0"][0]
+    assert beta0.lr_key == "lr_low" and "--lr-key lr_low" in beta0.command
+    _finish(cfg, "beta0", tmp_path, ckpt)
+    records = run_matrix(plan, tmp_path, ckpt, out=io.StringIO())  # nothing left to launch
+    assert records["qwen3-4b"]["grpo_default"]["sweep_validation"] == {"lr_low": 0.30, "lr_high": 0.20}
+
+
+@pytest.mark.parametrize("points", [("lr_low",), ("lr_low", "lr_low"), ("lr_low", "lr_top"), ()])
+def test_sweep_points_refuse_fewer_than_two_repeats_and_unknown_names(points: tuple[str, ...]) -> None:
+    with pytest.raises(ValueError, match=r"name at least two different points of lr_low, lr_mid, lr_high"):
+        sweep_points(ChainPlan(configs=("qwen3-4b",), lr_sweep=True, lr_points=points))
 
 
 def test_finished_jobs_are_skipped_and_the_default_is_aliased(tmp_path: Path) -> None:

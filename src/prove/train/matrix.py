@@ -4,8 +4,8 @@
     python -m prove.train.matrix --profile laptop             # run every job not finished yet
 
 Per config of the profile, in order: the SFT baseline (when listed, or when GRPO starts from it);
-with ``lr_sweep: true`` the three learning-rate points with PROVE's reward, then the rate with the
-best final validation reward (:func:`pick_lr`) for every other variant (the reward ablations);
+with ``lr_sweep: true`` the learning-rate points with PROVE's reward (``lr_points``, all three by
+default), then the rate with the best final validation reward (:func:`pick_lr`) for every other variant (the reward ablations);
 otherwise each variant at the config's own rate. Every job is one ``prove train`` command (the
 ``engine`` of the plan for GRPO) and writes ``results/train/<config>-<variant>/`` (``model.json``
 when it finished). A finished job is skipped, so an interrupted matrix continues where it stopped;
@@ -34,7 +34,7 @@ from prove.train.chain import run_label
 from prove.train.config import LR_KEYS, PICK_LR, TrainConfig, load_train_config
 from prove.train.launch import RunPaths, launch
 
-__all__ = ["Job", "plan_jobs", "pick_lr", "run_matrix", "alias_default", "jobs_table", "main", "VALIDATION_KEYS"]
+__all__ = ["Job", "plan_jobs", "pick_lr", "sweep_points", "run_matrix", "alias_default", "jobs_table", "main", "VALIDATION_KEYS"]
 
 VALIDATION_KEYS = ("val-core/prove/reward/mean@1", "val-aux/prove/reward/mean@1", "val-core/prove/score/mean@1")
 """VERL's validation reward for PROVE rows (the first one a run logged is used)."""
@@ -86,14 +86,27 @@ def _job(cfg: TrainConfig, variant: str, stage: str, plan: ChainPlan, results: P
                paths.model.is_file(), lr_key)
 
 
+def sweep_points(plan: ChainPlan) -> tuple[str, ...]:
+    """The learning-rate points a plan sweeps (``lr_points``; None: all three), in LR_KEYS order.
+    Raises ValueError naming the valid points for an unknown one, a repeat or fewer than two."""
+    points = tuple(plan.lr_points) if plan.lr_points is not None else LR_KEYS
+    unknown = [p for p in points if p not in LR_KEYS]
+    if unknown or len(set(points)) != len(points) or len(points) < 2:
+        raise ValueError(f"train.lr_points {list(points)}: name at least two different points of "
+                         f"{', '.join(LR_KEYS)} (or null for all three)")
+    return tuple(k for k in LR_KEYS if k in points)
+
+
 def pick_lr(cfg: TrainConfig, results_dir: str | Path = "results",
-            checkpoints_dir: str | Path = "checkpoints") -> tuple[str | None, dict[str, float | None]]:
-    """The sweep point with the best final validation reward, and each point's value (None for a
-    point that has not finished or logged no validation). None until all three have finished."""
+            checkpoints_dir: str | Path = "checkpoints",
+            points: tuple[str, ...] = LR_KEYS) -> tuple[str | None, dict[str, float | None]]:
+    """The sweep point (of ``points``) with the best final validation reward, and each point's
+    value (None for a point that has not finished or logged no validation). None until all of
+    them have finished."""
     from prove.train.report import load_metrics
 
     values: dict[str, float | None] = {}
-    for key in LR_KEYS:
+    for key in points:
         paths = _paths(cfg, key, Path(results_dir), Path(checkpoints_dir))
         values[key] = None
         if not (paths.model.is_file() and paths.metrics.is_file()):
@@ -104,7 +117,7 @@ def pick_lr(cfg: TrainConfig, results_dir: str | Path = "results",
             values[key] = float(metrics[column].dropna().iloc[-1])
     if any(v is None for v in values.values()):
         return None, values
-    return max(LR_KEYS, key=lambda k: (values[k], k == cfg.default_lr)), values
+    return max(points, key=lambda k: (values[k], k == cfg.default_lr)), values
 
 
 def plan_jobs(plan: ChainPlan, results_dir: str | Path = "results",
@@ -129,9 +142,10 @@ def plan_jobs(plan: ChainPlan, results_dir: str | Path = "results",
             grpo_after = (jobs[-1].key,) if cfg.grpo_init == "sft" else ()
         rest = [v for v in variants if v != "sft"]
         if plan.lr_sweep:
-            sweep = [job(cfg, key, "sweep", plan, results, checkpoints, grpo_after) for key in LR_KEYS]
+            points = sweep_points(plan)
+            sweep = [job(cfg, key, "sweep", plan, results, checkpoints, grpo_after) for key in points]
             jobs += sweep
-            picked, _ = pick_lr(cfg, results, checkpoints)
+            picked, _ = pick_lr(cfg, results, checkpoints, points)
             for v in rest:
                 if v == "default" or v in LR_KEYS:
                     continue  # PROVE's reward at the picked rate is the sweep's own run
@@ -159,7 +173,7 @@ def run_matrix(plan: ChainPlan, results_dir: str | Path = "results", checkpoints
         cfg = load_train_config(job.config).with_results(results).with_thinking(thinking)
         lr_key = job.lr_key
         if lr_key == PICK:  # the sweep finished earlier in this loop: pick now
-            lr_key, values = pick_lr(cfg, results, checkpoints)
+            lr_key, values = pick_lr(cfg, results, checkpoints, sweep_points(plan))
             if lr_key is None:
                 raise RuntimeError(f"{cfg.name}: no learning rate to pick, the sweep's validation rewards "
                                    f"are {values}; rerun the sweep with trainer.test_freq > 0")
@@ -182,7 +196,7 @@ def run_matrix(plan: ChainPlan, results_dir: str | Path = "results", checkpoints
             paths.model.write_text(json.dumps(record, indent=2) + "\n")
         records.setdefault(cfg.name, {})[label] = {**json.loads(paths.model.read_text()), "skipped": job.done}
         if job.stage == "sweep":
-            picked, values = pick_lr(cfg, results, checkpoints)
+            picked, values = pick_lr(cfg, results, checkpoints, sweep_points(plan))
             if picked is not None:
                 records[cfg.name]["grpo_default"] = alias_default(cfg, picked, values, results, checkpoints)
     return records
