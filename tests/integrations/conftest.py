@@ -35,3 +35,21 @@ def rows_parquet(synth_rows: list[dict[str, Any]], tmp_path_factory: pytest.Temp
     from prove.rows import write_rows
 
     return write_rows(synth_rows, tmp_path_factory.mktemp("integrations") / "rows.parquet")
+
+
+@pytest.fixture(scope="package")
+def writing_row(synth_rows: list[dict[str, Any]], env_server: Any) -> dict[str, Any]:
+    """The first row of the synthesis fixture whose ground truth changes the records: its expected
+    effect differs from an untouched episode's, so two rollouts' states can be told apart."""
+    from prove.integrations.turn import Turn, TurnRow, run_sync
+
+    for i, raw in enumerate(synth_rows):
+        row = TurnRow.from_row(raw)
+        if not (row.ground_truth["calls"] and row.expected_effect):
+            continue
+        probe = Turn(row, env_server.url, episode_id=f"test-integrations-probe-{i}")
+        effect = run_sync(probe.effect())
+        run_sync(probe.close())
+        if effect != row.expected_effect:
+            return raw
+    raise AssertionError("no row of the synthesis fixture writes")

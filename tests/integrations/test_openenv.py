@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import Iterator
@@ -29,7 +28,7 @@ from prove.integrations.openenv import (  # noqa: E402
     scripted_model_step,
     trl_dataset,
 )
-from prove.integrations.turn import Turn, TurnRow  # noqa: E402
+from prove.integrations.turn import TurnRow  # noqa: E402
 from prove.reward import outcome_of, score_turn  # noqa: E402
 
 
@@ -40,23 +39,10 @@ def _prove_reward(row: TurnRow, calls: list[dict], effect: str, reward: str) -> 
 
 
 @pytest.fixture(scope="module")
-def rows(synth_rows: list[dict], env_server: EnvServer) -> dict[str, Any]:
+def rows(writing_row: dict[str, Any]) -> dict[str, Any]:
     """A row whose ground truth writes to the records (its effect differs from the untouched
     episode's), as a raw row and a TurnRow."""
-    async def writing() -> int:
-        for i, raw in enumerate(synth_rows):
-            row = TurnRow.from_row(raw)
-            if not (row.ground_truth["calls"] and row.expected_effect):
-                continue
-            probe = Turn(row, env_server.url, episode_id=f"test-openenv-probe-{i}")
-            effect = await probe.effect()
-            await probe.close()
-            if effect != row.expected_effect:
-                return i
-        raise AssertionError("no row of the fixture writes")
-
-    i = asyncio.run(writing())
-    return {"raw": synth_rows[i], "row": TurnRow.from_row(synth_rows[i])}
+    return {"raw": writing_row, "row": TurnRow.from_row(writing_row)}
 
 
 @pytest.fixture(scope="module")

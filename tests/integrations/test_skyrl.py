@@ -18,7 +18,7 @@ import skyrl_gym  # noqa: E402
 
 from prove.env.launch import EnvServer  # noqa: E402
 from prove.integrations.skyrl import check_dataset, main, register_prove, skyrl_dataset  # noqa: E402
-from prove.integrations.turn import Turn, TurnRow, run_sync  # noqa: E402
+from prove.integrations.turn import TurnRow  # noqa: E402
 from prove.reward import outcome_of, score_turn  # noqa: E402
 from prove.rows import read_rows  # noqa: E402
 
@@ -28,20 +28,6 @@ def tokenizer() -> Any:
     from prove.train.chat_template import load_tokenizer
 
     return load_tokenizer()
-
-
-def _writing_row(rows: list[dict[str, Any]], url: str) -> dict[str, Any]:
-    """A row whose ground truth changes the records (so two episodes' states can be told apart)."""
-    for i, raw in enumerate(rows):
-        row = TurnRow.from_row(raw)
-        if not (row.ground_truth["calls"] and row.expected_effect):
-            continue
-        probe = Turn(row, url, episode_id=f"test-skyrl-probe-{i}")
-        effect = run_sync(probe.effect())
-        run_sync(probe.close())
-        if effect != row.expected_effect:
-            return raw
-    raise AssertionError("no row of the fixture writes")
 
 
 def _call_text(call: dict[str, Any]) -> str:
@@ -89,8 +75,8 @@ def test_the_command_writes_a_checked_dataset_of_every_row(rows_parquet: Path, t
 
 
 def test_skyrl_gym_loop_ground_truth_scores_one_as_prove_reward_and_episodes_never_share_state(
-        synth_rows: list[dict], env_server: EnvServer, tokenizer: Any, tmp_path: Path) -> None:
-    raw = _writing_row(synth_rows, env_server.url)
+        writing_row: dict[str, Any], env_server: EnvServer, tokenizer: Any, tmp_path: Path) -> None:
+    raw = writing_row
     register_prove(env_server.url, reward="outcome")  # an ablation that weighs the state verdict
     extras = {**_extras(skyrl_dataset([raw], tmp_path / "skyrl.parquet", tokenizer)), "max_turns": 8}
     row = TurnRow.from_row(raw)

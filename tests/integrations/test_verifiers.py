@@ -34,22 +34,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 VERIFIERS = "0.4.0"
 REQUIREMENTS = [f"verifiers=={VERIFIERS}", "uv==0.13.9", f"--editable={ROOT / 'environments' / 'prove_env'}"]
-READS = ("get", "list", "search", "find", "check", "lookup")
 
 
 @pytest.fixture(scope="module")
 def vf_bin() -> Path:
     return side_venv("verifiers", REQUIREMENTS) / "bin"
-
-
-def _writing_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """A row whose ground truth writes (a call that is no lookup) and records its expected effect."""
-    for raw in rows:
-        row = TurnRow.from_row(raw)
-        calls = row.ground_truth["calls"]
-        if row.expected_effect and calls and any(c["name"].split("_")[0] not in READS for c in calls):
-            return raw
-    raise AssertionError("no row of the fixture writes")
 
 
 def _last_user(row: TurnRow) -> str:
@@ -87,8 +76,8 @@ def side_by_side(trace: dict[str, Any]) -> tuple[float, float]:
 
 
 def test_vf_eval_reports_prove_reward_and_rollouts_of_a_row_never_share_state(
-        vf_bin: Path, synth_rows: list[dict[str, Any]], tmp_path: Path) -> None:
-    raw = _writing_row(synth_rows)
+        vf_bin: Path, synth_rows: list[dict[str, Any]], writing_row: dict[str, Any], tmp_path: Path) -> None:
+    raw = writing_row
     row = TurnRow.from_row(raw)
     other = next(r for r in synth_rows if TurnRow.from_row(r).ground_truth["calls"]
                  and _last_user(TurnRow.from_row(r)) != _last_user(row))
@@ -116,9 +105,9 @@ def test_vf_eval_reports_prove_reward_and_rollouts_of_a_row_never_share_state(
 
 
 def test_vf_eval_with_smollm2_reports_prove_reward_per_rollout(vf_bin: Path, smollm2: Any, env_server: EnvServer,
-                                                               synth_rows: list[dict[str, Any]],
+                                                               writing_row: dict[str, Any],
                                                                tmp_path: Path) -> None:
-    raw = _writing_row(synth_rows)
+    raw = writing_row
     # the session's `prove serve` this time (the test above had ProveEnv start its own)
     traces = vf_eval(vf_bin, [raw], tmp_path, smollm2.base_url, smollm2.model, "-r", "2",
                      "--env.taskset.task.env-url", env_server.url,
