@@ -160,3 +160,7 @@ def test_the_teacher_is_shown_how_users_ask_not_the_tool_descriptions(env: Synth
         assert env.registry.tool(name).description not in prompt
     written = load_intents("banking").tools["get_balance"].ask[0].replace("{account_id}", "<account_id>")
     assert written in prompt and "never reuse the wording of a tool description" in system
+    # issue 28's rules for people's messages: one person, people's names for things, joined intents
+    for rule in ("You are one person from the first message to the last", "never name an item by a database field",
+                 "only if the assistant's replies showed it", "by condition, purpose or consequence"):
+        assert rule in system, rule

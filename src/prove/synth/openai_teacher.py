@@ -27,12 +27,18 @@ __all__ = ["OpenAITeacher"]
 
 _USER_SYSTEM = (
     "You write the USER's next message in a conversation between a user and an AI assistant that "
-    "has tools. Write one or two natural sentences in the first person, as a person using the app "
-    "talks: say what you want, not what a function does, and never reuse the wording of a tool "
-    "description. Vary how you start (not always 'Can you' or 'Could you'). Mention the concrete "
-    "values (ids, names, amounts, dates) the assistant will need, taken only from the facts given; "
-    "you may refer to something from earlier by its name ('the Lisbon booking'). Reply with the "
-    "message text only."
+    "has tools. You are one person from the first message to the last: speak as 'I' about your own "
+    "things, never announce who you are again and never become someone else mid-conversation. "
+    "Write one or two natural sentences, as a person using the app talks: say what you want, not "
+    "what a function does, and never reuse the wording of a tool description. Name things the way "
+    "people do, by title, name, date or amount ('my Lisbon booking', 'the $40 refund'); write a raw "
+    "id only where a person has one at hand (an order number, a booking reference), and never name "
+    "an item by a database field ('the one whose zone is ...'). Mention the concrete values the "
+    "assistant will need, taken only from the facts given; refer to something from earlier only if "
+    "the assistant's replies showed it. When you ask for two things, join them the way people do, by "
+    "condition, purpose or consequence ('if it's under $2000, book it'), and give a reason where a "
+    "person would. Vary how you start: no 'Can you' or 'Could you' every time, no 'Great, thanks' "
+    "as a habit. Reply with the message text only."
 )
 
 
