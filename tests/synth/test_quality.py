@@ -97,6 +97,18 @@ def test_a_quoted_value_is_unshown_unless_an_earlier_reply_showed_it() -> None:
     assert report["quoted_references"] == 2 and report["unshown_reference_share"] == 0.5
     assert report["followup_turns"] == 1 and report["acknowledgement_opener_share"] == 0.0
     assert report["words_per_turn"] == 9.0
+    assert report["identity_restated_share"] == 0.0
+
+
+def test_a_user_who_says_who_they_are_twice_is_counted_once_per_conversation() -> None:
+    def convo(*texts: str) -> dict:
+        return {"kind": "multi_turn", "tools": [], "messages": [{"role": "user", "content": t} for t in texts]}
+
+    summaries = [turn_summary(convo("I'm the user whose emoji is 'sad'.", "After that, I'm the user from before.")),
+                 turn_summary(convo("I'm signed in as Ana. Show my trips.", "Cancel the Lisbon one.")),
+                 turn_summary({**convo("Who am I? I'm still the same employee.", "I'm still the same."), "kind": "abstention"})]
+    assert [s.get("identity_restated") for s in summaries] == [True, False, None]
+    assert quality_report(summaries)["identity_restated_share"] == 0.5
 
 
 def test_bfcl_reference_reads_the_installed_questions(tmp_path: Path) -> None:

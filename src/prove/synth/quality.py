@@ -72,6 +72,9 @@ ACKNOWLEDGEMENTS = ("great", "thanks", "thank you", "perfect", "ok", "okay", "go
                     "awesome", "alright", "all right", "good", "excellent", "sounds good", "wonderful")
 """Canned acknowledgements a follow-up turn may open with (followed by punctuation)."""
 _ACK = re.compile(r"^\s*(?:" + "|".join(re.escape(a) for a in ACKNOWLEDGEMENTS) + r")\b\s*[.,!;:-]", re.I)
+IDENTITY = re.compile(r"\b(?:I'?m|I am)\s+(?:the|still|signed in|logged in|user|customer|employee|guest|member"
+                      r"|profile|a customer|an employee)\b", re.I)
+"""A user saying who they are ("I'm the user whose ...", "I'm still the same employee", "I'm signed in as")."""
 _QUOTED = re.compile(r"'([^'\n]{2,80})'|\"([^\"\n]{2,80})\"")
 
 
@@ -188,6 +191,8 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     refs, unshown = unshown_references(example["messages"])
     summary = {"user_texts": texts, "copied": copied, "coherent": coherent, "quoted_refs": refs,
                "unshown_refs": unshown}
+    if example["kind"] == "multi_turn":  # one person per conversation: said who they are in 2+ turns
+        summary["identity_restated"] = sum(bool(IDENTITY.search(t)) for t in texts) > 1
     if linker is not None:  # its registry says which calls are reads
         summary["gt_calls"] = sum(len(t.get("calls", ())) for t in example["turns"])
         summary["redundant_reads"] = len(redundant_reads(example, linker.registry))
@@ -203,7 +208,11 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     refs: int | None = None
     unshown = 0
     calls = redundant = 0
+    conversations = restated = 0
     for s in summaries:
+        if "identity_restated" in s:
+            conversations += 1
+            restated += bool(s["identity_restated"])
         calls += int(s.get("gt_calls", 0))
         redundant += int(s.get("redundant_reads", 0))
         texts.extend(s["user_texts"])
@@ -230,6 +239,7 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "quoted_references": refs,
         "unshown_reference_share": round(unshown / refs, 4) if refs else None,
         "entity_coherence": round(linked / judged, 4) if judged else None,
+        "identity_restated_share": round(restated / conversations, 4) if conversations else None,
         "ground_truth_calls": calls or None,
         "redundant_read_share": round(redundant / calls, 4) if calls else None,
         "coherence_judged": judged,
@@ -324,6 +334,7 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             ("follow-up turns opened by a canned acknowledgement", "acknowledgement_opener_share"),
             ("quoted values in follow-ups that no assistant reply showed", "unshown_reference_share"),
             ("multi-turn conversations whose ids are linked in the state", "entity_coherence"),
+            ("multi-turn conversations whose user says who they are in 2+ turns", "identity_restated_share"),
             ("ground-truth reads whose result the conversation already showed", "redundant_read_share")]
     lines = ["## Data quality (prove.synth.quality)", "",
              "| measure | this data | BFCL v4 multi-turn |", "|---|---|---|"]
