@@ -104,6 +104,26 @@ def test_malformed_model_turns_are_recovered_or_rejected(env: SynthEnv, retries:
         assert out.example is None
 
 
+def test_a_read_the_conversation_already_showed_leaves_the_ground_truth(env: SynthEnv) -> None:
+    """Minimal ground truth: a get of an account the listing just showed is taken out of the turn
+    (its call and its tool message); the listing stays, and the rest replays."""
+    from prove.synth.evidence import redundant_reads
+    from prove.synth.validate import check_example
+
+    client = FakeClient([
+        _message("Show my accounts, and the details of ACC-0001."),
+        _message(None, [("list_accounts", "{}")]),
+        _message(None, [("get_bank_account", '{"account_id": "ACC-0001"}')]),
+        _message("Here are your accounts; ACC-0001 is a checking account."),
+    ])
+    out = asyncio.run(run_conversation(_script(env), OpenAITeacher("http://unused/v1", "fake", client=client), env))
+    assert out.example is not None, out.reason
+    assert out.example["turns"][0]["calls"] == [{"name": "list_accounts", "arguments": {}}]
+    called = [tc["function"]["name"] for m in out.example["messages"] for tc in m.get("tool_calls") or ()]
+    assert called == ["list_accounts"] and sum(m["role"] == "tool" for m in out.example["messages"]) == 1
+    assert redundant_reads(out.example, env.registry) == [] and check_example(out.example, env.hub) == (None, "")
+
+
 def test_transport_errors_and_empty_answers_become_rejections(env: SynthEnv) -> None:
     for answers in ([RuntimeError("connection refused")], [_message("")],
                     [_message("hi"), _message("")], [_message("hi"), RuntimeError("500")]):

@@ -22,7 +22,7 @@ from prove.env.registry import Registry
 
 __all__ = [
     "ValueSet", "json_values", "text_has_value", "call_stats", "ground_truth_calls",
-    "successful_tool_messages", "provenance", "redundant_reads",
+    "successful_tool_messages", "provenance", "redundant_reads", "held_in",
 ]
 
 _NUMBER = re.compile(r"(?<![\w.\-:/])\d[\d,]*(?:\.\d+)?(?![\w\-:/]|\.\d)")
@@ -173,14 +173,20 @@ def redundant_reads(example: Mapping[str, Any], registry: Registry) -> list[dict
     found = []
     for (k, i, call), (pos, result) in zip(gt, results, strict=True):
         spec = registry.tools.get(call.get("name"))
-        if spec is None or spec.write or not isinstance(result, dict) or not result:
+        if spec is None or spec.write:
             continue
-        shown = next((j for j, earlier in results if j < pos
-                      and any(all(key in d and d[key] == v for key, v in result.items()) for d in _dicts(earlier))),
-                     None)
+        shown = next((j for j, earlier in results if j < pos and held_in(result, earlier)), None)
         if shown is not None:
             found.append({"turn": k, "call": i, "name": call["name"], "shown_in": shown})
     return found
+
+
+def held_in(result: Any, earlier: Any) -> bool:
+    """Whether a read's result (a non-empty JSON object) is already held by an earlier result: some
+    object in it has every one of the result's fields, with the same values."""
+    if not isinstance(result, dict) or not result:
+        return False
+    return any(all(key in d and d[key] == v for key, v in result.items()) for d in _dicts(earlier))
 
 
 def _dicts(node: Any) -> Iterator[dict[str, Any]]:

@@ -25,7 +25,7 @@ from prove.env.effects import effect_hash
 from prove.env.hub import Hub
 from prove.env.registry import Registry
 from prove.graph.chains import Chain, ToolGraph
-from prove.synth.evidence import call_stats, json_values, provenance, text_has_value
+from prove.synth.evidence import call_stats, held_in, json_values, provenance, text_has_value
 from prove.synth.phrasing import system_prompt
 from prove.synth.records import chain_split, derived_rng
 from prove.synth.sampling import LiveSampler, SamplingContext
@@ -299,6 +299,37 @@ def _execute(convo: Conversation, k: int, calls: list[dict[str, Any]]) -> list[d
     return convo.logged[-len(calls):]
 
 
+def _drop_redundant_reads(convo: Conversation, k: int) -> list[str]:
+    """Minimal ground truth: take out of turn k each successful read whose whole result an earlier
+    successful result of the conversation already held (``evidence.held_in``: a get of a record its
+    listing showed, a read of what a write just returned), with its call in the assistant message and
+    its tool message; the turn keeps at least one call. Reads change nothing, so the records, their
+    hash and the turn's effect are as before. Returns the dropped calls' ids."""
+    dropped: list[str] = []
+    for entry in list(convo.successful(k)):
+        if len(convo.successful(k)) <= 1:
+            break
+        spec = convo.env.registry.tools.get(entry["name"])
+        if spec is None or spec.write:
+            continue
+        before = convo.logged[:convo.logged.index(entry)]
+        if any(c["ok"] and held_in(entry["result"], c["result"]) for c in before):
+            convo.logged.remove(entry)
+            dropped.append(entry["id"])
+    if dropped:
+        kept = []
+        for m in convo.messages:
+            if m["role"] == "tool" and m.get("tool_call_id") in dropped:
+                continue
+            if m["role"] == "assistant" and m.get("tool_calls"):
+                m = {**m, "tool_calls": [tc for tc in m["tool_calls"] if tc["id"] not in dropped]}
+                if not m["tool_calls"] and not m.get("content"):
+                    continue
+            kept.append(m)
+        convo.messages[:] = kept
+    return dropped
+
+
 def _depends_on(convo: Conversation, k: int) -> list[list[int]]:
     """Edges among turn k's successful calls: a value of j's arguments that first appeared in
     i's result (not in the user's words), or a graph edge from a write i to j."""
@@ -464,6 +495,7 @@ async def run_conversation(script: Script, teacher: Teacher, env: SynthEnv) -> O
             reason = await _turn(convo, teacher, k)
             if reason is not None:
                 return Outcome(None, reason, "", convo.transitions, _since(timings, t1))
+            _drop_redundant_reads(convo, k)
             calls = convo.successful(k)
             turn_effects.append(effect_hash(hub.effect(convo.episode, script.servers)))
             convo.turns.append({
