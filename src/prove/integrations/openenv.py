@@ -26,11 +26,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import itertools
 import json
 import os
 import signal
-import socket
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,7 +43,7 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from openenv.core.rubrics.trajectory import TrajectoryRubric
 from pydantic import Field
 
-from prove.integrations.turn import Turn, TurnRow, run_sync
+from prove.integrations.turn import Turn, TurnRow, new_episode_id, run_sync
 from prove.proc import ChildServer, free_port
 from prove.reward import get_config
 
@@ -58,7 +56,6 @@ ROW_KEY = "prove_row"
 """The key of a TRL prompt's first message that names its row (``trl_dataset`` writes it): TRL hands
 ``rollout_func`` only the prompts, and the row is what the episode is opened from."""
 
-_EPISODES = itertools.count()
 
 
 # -- OpenEnv's types ----------------------------------------------------------------------------
@@ -201,7 +198,7 @@ class ProveEnvironment(Environment[ProveAction, ProveObservation, ProveState]):
         rubric = ProveRubric(reward if reward is not None else self.default_reward)
         self.rubric = rubric
         self.loop = asyncio.get_running_loop()
-        episode = episode_id or f"openenv-{socket.gethostname()}-{os.getpid()}-{next(_EPISODES)}"
+        episode = episode_id or new_episode_id("openenv")
         self.turn = Turn(chosen, self.env_urls, episode_id=episode, timeout=self.timeout)
         rubric.bind(self.turn)
         self._state = ProveState(episode_id=episode, step_count=0, row_id=chosen.id, reward_config=rubric.name)

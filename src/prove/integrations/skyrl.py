@@ -33,17 +33,14 @@ template writes them, and checks that the rendering is the one the template give
 
 from __future__ import annotations
 
-import itertools
 import json
-import os
-import socket
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
-from prove.integrations.turn import Turn, TurnRow, run_sync
+from prove.integrations.turn import Turn, TurnRow, new_episode_id, run_sync
 from prove.reward import get_config, parse_tool_calls
 from prove.rows import RL_SCHEMA, decode_messages, encode_message, openai_messages
 from prove.train.session import failed_entry
@@ -57,12 +54,11 @@ _NOT_AN_OBJECT = "null"
 """What a call whose arguments are no JSON object is run with: the reward's parser keeps no raw text
 for such a block, and ``Turn.call`` refuses (and logs as failed) arguments that are no object."""
 
-_EPISODES = itertools.count()
 
 
 def _episode_id(row: TurnRow) -> str:
     """An id no other trajectory of this process, host or row shares (a counter: no clock, no uuid)."""
-    return f"skyrl-{row.id}-{socket.gethostname()}-{os.getpid()}-{next(_EPISODES)}"
+    return new_episode_id(f"skyrl-{row.id}")
 
 
 class ProveTextEnv(BaseTextEnv):

@@ -21,7 +21,10 @@ apart. Sync frameworks call ``run_sync``: one event loop thread per process owns
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
+import os
+import socket
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,9 +41,18 @@ from prove.train.session import (
     render,
 )
 
-__all__ = ["TurnRow", "Turn", "run_sync"]
+__all__ = ["TurnRow", "Turn", "run_sync", "new_episode_id"]
 
 T = TypeVar("T")
+
+
+_EPISODES = itertools.count()
+
+
+def new_episode_id(prefix: str) -> str:
+    """``<prefix>-<host>-<pid>-<n>``: an episode id no other rollout of this process or host shares
+    (a counter: no clock, no uuid), for adapters whose framework names no episode of its own."""
+    return f"{prefix}-{socket.gethostname()}-{os.getpid()}-{next(_EPISODES)}"
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@
 
 Per config of the profile, in order: the SFT baseline (when listed, or when GRPO starts from it);
 with ``lr_sweep: true`` the learning-rate points with PROVE's reward (``lr_points``, all three by
-default), then the rate with the best final validation reward (:func:`pick_lr`) for every other variant (the reward ablations);
+default), then the rate with the best final validation reward (:func:`pick_lr`) for every other
+variant (the reward ablations);
 otherwise each variant at the config's own rate. Every job is one ``prove train`` command (the
 ``engine`` of the plan for GRPO) and writes ``results/train/<config>-<variant>/`` (``model.json``
 when it finished). A finished job is skipped, so an interrupted matrix continues where it stopped;
@@ -169,11 +170,12 @@ def run_matrix(plan: ChainPlan, results_dir: str | Path = "results", checkpoints
     out = out or sys.stdout
     results, checkpoints = Path(results_dir), Path(checkpoints_dir)
     records: dict[str, dict[str, dict[str, Any]]] = {}
+    points = sweep_points(plan) if plan.lr_sweep else LR_KEYS
     for job in plan_jobs(plan, results, checkpoints, thinking):
         cfg = load_train_config(job.config).with_results(results).with_thinking(thinking)
         lr_key = job.lr_key
         if lr_key == PICK:  # the sweep finished earlier in this loop: pick now
-            lr_key, values = pick_lr(cfg, results, checkpoints, sweep_points(plan))
+            lr_key, values = pick_lr(cfg, results, checkpoints, points)
             if lr_key is None:
                 raise RuntimeError(f"{cfg.name}: no learning rate to pick, the sweep's validation rewards "
                                    f"are {values}; rerun the sweep with trainer.test_freq > 0")
@@ -196,7 +198,7 @@ def run_matrix(plan: ChainPlan, results_dir: str | Path = "results", checkpoints
             paths.model.write_text(json.dumps(record, indent=2) + "\n")
         records.setdefault(cfg.name, {})[label] = {**json.loads(paths.model.read_text()), "skipped": job.done}
         if job.stage == "sweep":
-            picked, values = pick_lr(cfg, results, checkpoints, sweep_points(plan))
+            picked, values = pick_lr(cfg, results, checkpoints, points)
             if picked is not None:
                 records[cfg.name]["grpo_default"] = alias_default(cfg, picked, values, results, checkpoints)
     return records
