@@ -105,6 +105,8 @@ class ProveRubric(TrajectoryRubric):
         self.name = reward if isinstance(reward, str) else "custom"
         self.turn: Turn | None = None
         self.last_scores: dict[str, float | int] = {}
+        self.last_effect = ""
+        """The episode's effect hash the last score was judged on ("" when the row records none)."""
 
     def bind(self, turn: Turn) -> None:
         self.turn = turn
@@ -112,7 +114,7 @@ class ProveRubric(TrajectoryRubric):
 
     def reset(self) -> None:
         super().reset()
-        self.last_scores = {}
+        self.last_scores, self.last_effect = {}, ""
 
     async def forward(self, action: Any, observation: Any) -> float:  # type: ignore[override]
         self._trajectory.append((action, observation))
@@ -120,7 +122,8 @@ class ProveRubric(TrajectoryRubric):
             return self.intermediate_reward
         if self.turn is None:
             raise RuntimeError("ProveRubric has no episode: the environment binds one on reset")
-        self.last_scores = await self.turn.score(self.config)
+        self.last_effect = await self.turn.effect() if self.turn.row.expected_effect else ""
+        self.last_scores = await self.turn.score(self.config, self.last_effect or None)
         return float(self.last_scores["score"])
 
     def score_trajectory(self, trajectory: list[tuple[Any, Any]]) -> float:
@@ -216,7 +219,7 @@ class ProveEnvironment(Environment[ProveAction, ProveObservation, ProveState]):
             obs.reward = await self._apply_rubric_async(action, obs)
             obs.scores = {k: float(v) for k, v in self.rubric.last_scores.items()}  # type: ignore[union-attr]
             obs.calls = [dict(e) for e in self.turn.log]
-            obs.effect = await self.turn.effect() if self.turn.row.expected_effect else ""
+            obs.effect = self.rubric.last_effect  # type: ignore[union-attr]
             self._state.done = True
             await self._close_episode()
             return obs

@@ -110,7 +110,8 @@ class ProveTextEnv(BaseTextEnv):
     def _score(self) -> dict[str, float | int]:
         if self.scored is None:
             async def read() -> tuple[str, dict[str, float | int]]:
-                return await self.turn.effect(), await self.turn.score(self.reward)
+                effect = await self.turn.effect()
+                return effect, await self.turn.score(self.reward, effect)
 
             self.effect, self.scored = run_sync(read())
         return self.scored

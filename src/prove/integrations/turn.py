@@ -154,14 +154,15 @@ class Turn:
         return await episode_effect(self.env_urls, self.episode_id, spec=self.row.spec, replay=self.replay,
                                     timeout=self.timeout, token=self.token)
 
-    async def score(self, reward: str | Any = "prove") -> dict[str, float | int]:
+    async def score(self, reward: str | Any = "prove", effect: str | None = None) -> dict[str, float | int]:
         """``prove.reward.score_turn`` on this turn's call log, its ground truth and offered tools
         under ``reward`` (an ablation name or a ``RewardConfig``); the state verdict is read from
-        the live episode when the row records its expected effect."""
+        the live episode when the row records its expected effect, unless the caller passes the
+        ``effect`` it has just read (``Turn.effect``), which saves a round trip."""
         config = get_config(reward)
         outcome = None
         if self.row.expected_effect:
-            outcome = outcome_of(await self.effect(), self.row.expected_effect)
+            outcome = outcome_of(effect if effect is not None else await self.effect(), self.row.expected_effect)
         return score_turn(self.log, self.row.ground_truth, list(self.row.tools), config, outcome)
 
     async def close(self) -> bool:

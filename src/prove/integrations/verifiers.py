@@ -209,8 +209,8 @@ class ProveTask(vf.Task[ProveData, ProveState, ProveTaskConfig]):
         turn = state.turn()
         turn.log = log
         try:
-            scores = await turn.score(self.config.reward)
             effect = await turn.effect() if row.expected_effect else ""
+            scores = await turn.score(self.config.reward, effect or None)
         finally:
             await turn.close()
             state.closed = True
