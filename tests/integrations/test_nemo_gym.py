@@ -251,3 +251,42 @@ def test_export_writes_rows_nemo_gyms_own_request_model_accepts(gym_bin: Path, s
     assert line["prove_reward"] == "beta0" and line["prove_row_id"] == TurnRow.from_row(raws[0]).id
     with pytest.raises(ValueError, match="unknown reward config 'nope'; known: prove,"):
         nemo_gym_row(raws[0], reward="nope")
+
+
+def test_prove_service_scores_the_response_calls_and_says_what_was_wrong(env_server: EnvServer,
+                                                                         writing_row: dict[str, Any]) -> None:
+    """PROVE's side alone (what the resources server forwards to), in this venv, no NeMo Gym."""
+    from starlette.testclient import TestClient
+
+    from prove.integrations.nemo_gym import create_app
+
+    row = TurnRow.from_row(writing_row)
+    gt = [{"name": c["name"], "arguments": json.dumps(c["arguments"]) if not isinstance(c["arguments"], str)
+           else c["arguments"]} for c in row.ground_truth["calls"]]
+    with TestClient(create_app([env_server.url])) as client:
+        seeded = client.post("/seed_session", json={"episode_id": "nemo-gym-test-a", "row": writing_row}).json()
+        assert seeded["row_id"] == row.id and seeded["tools"] == row.tool_names
+        for call in gt:
+            assert client.post("/call", json={"episode_id": "nemo-gym-test-a", **call}).json()["ok"]
+        # the agent answered a call with no JSON arguments itself: it is in the response, not in the episode
+        calls = [*gt, {"name": gt[0]["name"], "arguments": "{oops"}]
+        got = client.post("/verify", json={"episode_id": "nemo-gym-test-a", "calls": calls, "reward": "beta0"}).json()
+        log = got["log"]
+        assert [e["name"] for e in log] == [c["name"] for c in calls] and not log[-1]["ok"]
+        assert got["effect"] == row.expected_effect and got["outcome"] is True
+        assert got["scores"] == score_turn(log, row.ground_truth, list(row.tools), "beta0", True)
+        assert got["reward"] == got["scores"]["score"]
+        assert client.get("/health").json()["episodes"] == 0  # verify closed the episode
+        bad = [client.post("/seed_session", json={"episode_id": "x"}),
+               client.post("/seed_session", json={"episode_id": "x", "row": {"prompt": []}}),
+               client.post("/call", json={"episode_id": "never-seeded", "name": "a", "arguments": "{}"}),
+               client.post("/verify", json={"episode_id": "x", "calls": [], "reward": "nope"})]
+        assert [r.status_code for r in bad] == [400, 400, 404, 400]
+        assert "missing ['row']" in bad[0].json()["error"]
+        assert "not a PROVE training row" in bad[1].json()["error"]
+        assert "no episode 'never-seeded'" in bad[2].json()["error"]
+        assert "unknown reward config 'nope'; known: prove," in bad[3].json()["error"]
+        # the log and the response disagree (a call the episode never ran): said, not scored
+        client.post("/seed_session", json={"episode_id": "nemo-gym-test-b", "row": writing_row})
+        mismatch = client.post("/verify", json={"episode_id": "nemo-gym-test-b", "calls": gt[:1]})
+        assert mismatch.status_code == 409 and "does not match the response" in mismatch.json()["error"]
