@@ -9,7 +9,9 @@ resources server alone (every server in the side venv, ``skip_venv_if_present``)
 the side venv (``--child``): it seeds a session (``/seed_session`` with the row) and times ``POST /<tool>``
 with the session cookie over aiohttp (the client NeMo Gym's servers use), which is what NeMo Gym's simple
 agent sends per tool call. The number is the adapter's whole path: the resources server, the HTTP hop to PROVE's side and
-``Turn.call`` there (two hops more than ``EnvClient``); the model and the agent's loop are not in it.
+``Turn.call`` there (two hops more than ``EnvClient``); the model and the agent's loop are not in it. Beside
+it, ``measure`` prints the median of ``GET /`` (NeMo Gym's liveness route) on the same server: the hop
+through NeMo Gym's own server stack (its middlewares, uvicorn) that any resources server costs.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -98,7 +101,10 @@ def measure(env_url: str, row: Any, call: dict[str, Any], n: int) -> list[float]
             stop_group(proc)
     if done.returncode != 0:
         raise RuntimeError(f"the NeMo Gym benchmark failed in its side venv:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    print(f"# NeMo Gym's own hop, GET / (its liveness route) on the same resources server: "
+          f"{statistics.median(got['liveness']) * 1e3:.2f} ms median", file=sys.stderr)
+    return got["calls"]
 
 
 def _child() -> None:
@@ -107,19 +113,24 @@ def _child() -> None:
     job = json.loads(sys.stdin.read())
     call = job["call"]
 
-    async def go() -> list[float]:
+    async def go() -> dict[str, list[float]]:
         # unsafe: the jar keeps cookies of an IP-address host (127.0.0.1), as NeMo Gym's agent passes them on
         async with ClientSession(cookie_jar=CookieJar(unsafe=True)) as http:
             seeded = await http.post(f"{job['url']}/seed_session", json={"prove_row": job["row"]})
             assert seeded.status == 200, await seeded.text()
-            out = []
+            out: dict[str, list[float]] = {"calls": [], "liveness": []}
             for i in range(WARMUP + job["n"]):
                 start = time.perf_counter()
                 response = await http.post(f"{job['url']}/{call['name']}", json=call["arguments"])
                 text = await response.text()
                 if i >= WARMUP:
-                    out.append(time.perf_counter() - start)
+                    out["calls"].append(time.perf_counter() - start)
                 assert response.status == 200, text
+                start = time.perf_counter()
+                response = await http.get(f"{job['url']}/")
+                await response.text()
+                if i >= WARMUP:
+                    out["liveness"].append(time.perf_counter() - start)
             return out
 
     print(json.dumps(asyncio.run(go())))

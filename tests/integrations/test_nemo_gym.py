@@ -146,11 +146,12 @@ def gym(gym_bin: Path, smollm2: Any, env_server: EnvServer, rows: dict[str, dict
         with log.open("wb") as out:
             proc = spawn(cmd, env=env, cwd=GYM_DIR, stdout=out, stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + 300
+            start = time.monotonic()
             while "servers ready!" not in log.read_text(errors="replace"):
                 assert proc.poll() is None, f"ng_run exited ({proc.returncode}):\n{log.read_text()[-4000:]}"
-                assert time.monotonic() < deadline, f"ng_run not ready in 300 s:\n{log.read_text()[-4000:]}"
+                assert time.monotonic() < start + 300, f"ng_run not ready in 300 s:\n{log.read_text()[-4000:]}"
                 time.sleep(1)
+            print(f"\n# ng_run (Ray, head server, 5 NeMo Gym servers) ready in {time.monotonic() - start:.0f} s")
             yield {"bin": gym_bin, "env": env, "head": head, "tmp": tmp, "prove_url": f"http://127.0.0.1:{port}"}
         finally:
             stop_group(proc)
