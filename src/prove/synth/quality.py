@@ -34,7 +34,7 @@ Measures (each computed identically on both sides):
   person: per server, one id in the parameters that say whom a call acts as (``ACTING_PARAMS``:
   user_id, customer_id, employee_id, sender_id, viewer_profile_id, ...);
 - **non-minimal steps** (PROVE only): ground-truth reads no later call or assistant reply uses
-  (no value of the result appears in a later call's arguments or a later reply), beside the reads
+  (no value the read brought appears in a later call's arguments or a later reply), beside the reads
   whose result an earlier result already held (``redundant_reads``);
 - **offered tools** (PROVE only): share of examples offering tools of two or more servers (by the
   servers the offered tools belong to, distractors included), share offering distractors, and
@@ -253,9 +253,11 @@ def one_person(example: Mapping[str, Any], registry: Any) -> bool | None:
 
 
 def unused_reads(example: Mapping[str, Any], registry: Any) -> list[dict[str, Any]]:
-    """Ground-truth reads no later step uses: no value of the result (a string of 2+ characters or
-    a number) appears in a later ground-truth call's arguments or in an assistant reply after it.
-    One ``{"turn", "call", "name"}`` per such read; [] when calls and tool messages do not pair up."""
+    """Ground-truth reads no later step uses: no value the read brought (one of its result's
+    strings of 3+ characters or numbers of 100 or more that neither its own arguments nor an
+    earlier user turn held) appears in a later ground-truth call's arguments or in an assistant
+    reply after it. One ``{"turn", "call", "name"}`` per such read; [] when calls and tool
+    messages do not pair up."""
     gt = ground_truth_calls(example)
     results = successful_tool_messages(example)
     if len(gt) != len(results):
@@ -263,14 +265,18 @@ def unused_reads(example: Mapping[str, Any], registry: Any) -> list[dict[str, An
     messages = example.get("messages", ())
     replies = [(j, str(m.get("content") or "")) for j, m in enumerate(messages)
                if m.get("role") == "assistant" and m.get("content")]
+    users = [(j, str(m.get("content") or "")) for j, m in enumerate(messages) if m.get("role") == "user"]
     found = []
     for n, ((k, i, call), (pos, result)) in enumerate(zip(gt, results, strict=True)):
         spec = registry.tools.get(call.get("name"))
         if spec is None or spec.write:
             continue
+        known = json.dumps(call.get("arguments"), ensure_ascii=False) + "\n" + "\n".join(
+            t for j, t in users if j < pos)
         later = json.dumps([c.get("arguments") for _, _, c in gt[n + 1:]], ensure_ascii=False)
         text = later + "\n" + "\n".join(t for j, t in replies if j > pos)
-        if not any(_shown(v, text) for v in _scalars(result)):
+        brought = (v for v in _scalars(result) if not _shown(v, known))
+        if not any(_shown(v, text) for v in brought):
             found.append({"turn": k, "call": i, "name": call["name"]})
     return found
 
@@ -287,9 +293,10 @@ def _scalars(node: Any) -> Iterable[Any]:
 
 
 def _shown(value: Any, text: str) -> bool:
+    """`value` (a string of 3+ characters, a number of 100 or more) is written in `text`."""
     if isinstance(value, str):
-        return len(value) >= 2 and value in text
-    if isinstance(value, (int, float)):
+        return len(value) >= 3 and value in text
+    if isinstance(value, (int, float)) and abs(value) >= 100:
         return any(form in text for form in {str(value), f"{value:,}", f"{value:.2f}", f"{value:,.2f}"})
     return False
 
