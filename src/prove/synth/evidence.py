@@ -22,7 +22,8 @@ from prove.env.registry import Registry
 
 __all__ = [
     "ValueSet", "json_values", "text_has_value", "call_stats", "ground_truth_calls",
-    "successful_tool_messages", "provenance", "redundant_reads", "held_in", "PERSON_KINDS",
+    "successful_tool_messages", "provenance", "redundant_reads", "held_in", "PERSON_KINDS", "numbers_in",
+    "number_key",
 ]
 
 _NUMBER = re.compile(r"(?<![\w.\-:/])\d[\d,]*(?:\.\d+)?(?![\w\-:/]|\.\d)")
@@ -31,6 +32,17 @@ _NUMBER = re.compile(r"(?<![\w.\-:/])\d[\d,]*(?:\.\d+)?(?![\w\-:/]|\.\d)")
 
 def _num_key(v: float) -> str:
     return repr(round(float(v), 6))
+
+
+def numbers_in(text: str) -> set[str]:
+    """The numbers written on their own in `text` ("1,200.5", not a piece of a date or id), as
+    keys that compare by value: ``number_key(1200.5) in numbers_in("pay 1,200.50")``."""
+    return {_num_key(float(m.replace(",", ""))) for m in _NUMBER.findall(text)}
+
+
+def number_key(value: float) -> str:
+    """A number's key in ``numbers_in``'s set."""
+    return _num_key(value)
 
 
 class ValueSet:

@@ -57,7 +57,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from prove.synth.evidence import ground_truth_calls, redundant_reads, successful_tool_messages
+from prove.synth.evidence import (
+    ground_truth_calls,
+    number_key,
+    numbers_in,
+    redundant_reads,
+    successful_tool_messages,
+)
 from prove.synth.intents import copied_run, word_runs
 from prove.synth.sampling import StateLinks, param_kind
 
@@ -254,10 +260,10 @@ def one_person(example: Mapping[str, Any], registry: Any) -> bool | None:
 
 def unused_reads(example: Mapping[str, Any], registry: Any) -> list[dict[str, Any]]:
     """Ground-truth reads no later step uses: no value the read brought (one of its result's
-    strings of 3+ characters or numbers of 100 or more that neither its own arguments nor an
-    earlier user turn held) appears in a later ground-truth call's arguments or in an assistant
-    reply after it. One ``{"turn", "call", "name"}`` per such read; [] when calls and tool
-    messages do not pair up."""
+    strings of 3+ characters or numbers that neither its own arguments nor an earlier user turn
+    held) appears in a later ground-truth call's arguments (a number there from 100 up: a 1 is
+    a quantity by chance) or in an assistant reply after it (any number, as a number: "total: 3").
+    One ``{"turn", "call", "name"}`` per such read; [] when calls and tool messages do not pair up."""
     gt = ground_truth_calls(example)
     results = successful_tool_messages(example)
     if len(gt) != len(results):
@@ -274,9 +280,11 @@ def unused_reads(example: Mapping[str, Any], registry: Any) -> list[dict[str, An
         known = json.dumps(call.get("arguments"), ensure_ascii=False) + "\n" + "\n".join(
             t for j, t in users if j < pos)
         later = json.dumps([c.get("arguments") for _, _, c in gt[n + 1:]], ensure_ascii=False)
-        text = later + "\n" + "\n".join(t for j, t in replies if j > pos)
+        said = "\n".join(t for j, t in replies if j > pos)
+        numbers = numbers_in(said)
         brought = (v for v in _scalars(result) if not _shown(v, known))
-        if not any(_shown(v, text) for v in brought):
+        if not any(_shown(v, later) or _shown(v, said) or (
+                isinstance(v, (int, float)) and number_key(v) in numbers) for v in brought):
             found.append({"turn": k, "call": i, "name": call["name"]})
     return found
 
