@@ -30,7 +30,7 @@ STAGES: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundations", frozenset({"records", "evidence", "phrasing", "sampling", "intents"})),
     ("generate", frozenset({"machine", "planner", "plan_values", "plan_results", "plan_lookup",
                             "plan_errors", "programmatic", "openai_teacher", "perturb"})),
-    ("validate", frozenset({"validate", "quality"})),
+    ("validate", frozenset({"validate", "quality", "abstain"})),
     ("export", frozenset({"export"})),
     ("drive", frozenset({"feasibility", "pipeline", "cli", "plots", "teachers"})),
 )

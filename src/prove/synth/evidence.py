@@ -5,9 +5,9 @@ in text, call counts, and provenance records for every sensitive argument of the
 
 Generation uses these to record an example's dependencies, error rate and provenance; validation
 recomputes them from the example alone. Provenance: every value of a sensitive parameter in a
-ground-truth call must appear in a user turn up to that call's turn, in an earlier tool message (a
-result or an error listing valid ids), or in the sampling context shown in the system message;
-otherwise it was invented. Minimality: ``redundant_reads`` names ground-truth reads whose result the
+ground-truth call must come from this user's own words (a user message up to that call's turn) or
+from a tool message shown before the call (a result, or an error listing valid ids), and a
+person's id taken from a result must sit in a record the user named; otherwise it was invented. Minimality: ``redundant_reads`` names ground-truth reads whose result the
 conversation already showed.
 """
 
@@ -22,7 +22,8 @@ from prove.env.registry import Registry
 
 __all__ = [
     "ValueSet", "json_values", "text_has_value", "call_stats", "ground_truth_calls",
-    "successful_tool_messages", "provenance", "redundant_reads", "held_in",
+    "successful_tool_messages", "provenance", "redundant_reads", "held_in", "PERSON_KINDS", "numbers_in",
+    "number_key",
 ]
 
 _NUMBER = re.compile(r"(?<![\w.\-:/])\d[\d,]*(?:\.\d+)?(?![\w\-:/]|\.\d)")
@@ -31,6 +32,17 @@ _NUMBER = re.compile(r"(?<![\w.\-:/])\d[\d,]*(?:\.\d+)?(?![\w\-:/]|\.\d)")
 
 def _num_key(v: float) -> str:
     return repr(round(float(v), 6))
+
+
+def numbers_in(text: str) -> set[str]:
+    """The numbers written on their own in `text` ("1,200.5", not a piece of a date or id), as
+    keys that compare by value: ``number_key(1200.5) in numbers_in("pay 1,200.50")``."""
+    return {_num_key(float(m.replace(",", ""))) for m in _NUMBER.findall(text)}
+
+
+def number_key(value: float) -> str:
+    """A number's key in ``numbers_in``'s set."""
+    return _num_key(value)
 
 
 class ValueSet:
@@ -113,14 +125,32 @@ def successful_tool_messages(example: Mapping[str, Any]) -> list[tuple[int, Any]
     return out
 
 
+PERSON_KINDS: frozenset[str] = frozenset({
+    "user", "customer", "employee", "guest", "passenger", "investor", "profile", "agent", "sales_rep",
+    "person", "contact", "customer_email", "guest_email", "user_email"})
+"""Entity kinds (declared by id parameters) that name a person: who the user is or whom they mean."""
+
+
 def provenance(example: Mapping[str, Any], registry: Registry
                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(records, missing): where each sensitive argument value of the ground truth came from.
 
-    A record is `{"turn", "call", "param", "value", "source": "user"|"result"|"context",
-    "ref", "sampled_by"}`: `ref` is the user turn, the 0-based index of the earlier tool message,
-    or null; `sampled_by` the sampling-context probe call that also returned the value, if any.
+    A value is grounded only by this user's own words (a user message before the call) or by a
+    tool message shown before it (a result, or an error listing valid ids); a value only the
+    system message holds is not. A person (a parameter declaring one of ``PERSON_KINDS``: the
+    user's own identity or someone they mean) is grounded by a result only when the record that
+    holds the id as a field of its own also holds something the user said (a name, an email, the
+    id of the order or chat it belongs to): an id picked from a list of members or strangers is
+    an identity the user never stated.
+
+    A record is `{"turn", "call", "param", "value", "source": "user"|"result", "ref", "message",
+    "sampled_by"}` (and `"named_by"`, the value the user said, for a person from a result): `ref`
+    is the user turn (0-based) or the index of the tool message, `message` the index in
+    `messages` of the message the value came from; `sampled_by` the sampling-context probe call
+    that also returned the value, if any.
     """
+    from prove.env.types import declared_entity
+
     messages = list(example.get("messages", ()))
     gt = ground_truth_calls(example)
     ok_msgs = successful_tool_messages(example)
@@ -128,10 +158,10 @@ def provenance(example: Mapping[str, Any], registry: Registry
     for vals in (example.get("sampling_context") or {}).get("values", {}).values():
         for v, c in vals:
             sampled.setdefault(repr(v), c)
-    system = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "system")
     # position in `messages` of each ground-truth call's tool message
     if len(ok_msgs) != len(gt):
         return [], [{"reason": f"{len(gt)} ground-truth calls but {len(ok_msgs)} successful tool messages"}]
+    user_at = [j for j, m in enumerate(messages) if m.get("role") == "user"]
     records, missing = [], []
     parsed_cache: dict[int, Any] = {}
     for (k, i, call), (pos, _) in zip(gt, ok_msgs, strict=True):
@@ -140,22 +170,23 @@ def provenance(example: Mapping[str, Any], registry: Registry
         if spec is None:
             missing.append({"turn": k, "call": i, "reason": f"unknown tool {call.get('name')!r}"})
             continue
-        users = [m["content"] for m in messages[:pos] if m.get("role") == "user"]
-        earlier = [(j, m, parsed) for j, m in enumerate(messages[:pos]) if m.get("role") == "tool"
-                   for parsed in (_parsed(parsed_cache, j, m),)]
+        users = [(t, j, str(messages[j].get("content") or "")) for t, j in enumerate(user_at) if j < pos]
+        earlier = [(j, m, _parsed(parsed_cache, j, m)) for j, m in enumerate(messages[:pos])
+                   if m.get("role") == "tool"]
+        schema = spec.input_schema
         for param in spec.sensitive:
             if args.get(param) is None:
                 continue
+            kind = declared_entity(schema.get("properties", {}).get(param, {}), schema.get("$defs"))
+            person = kind in PERSON_KINDS
             for value in _flat(args[param]):
                 rec = {"turn": k, "call": i, "param": param, "value": value,
                        "sampled_by": sampled.get(repr(value))}
-                src = _source(value, users, earlier, system)
-                if src is None:
-                    missing.append({**rec, "reason": "value appears in no user turn, earlier tool "
-                                                     "result or shown context"})
+                src = _source(value, users, earlier, person)
+                if isinstance(src, str):
+                    missing.append({**rec, "reason": src, **({"person": True} if person and "person" in src else {})})
                     continue
-                rec["source"], rec["ref"] = src
-                records.append(rec)
+                records.append({**rec, **src})
     return records, missing
 
 
@@ -217,17 +248,84 @@ def _parsed(cache: dict[int, Any], j: int, msg: Mapping[str, Any]) -> Any:
     return cache[j]
 
 
-def _source(value: Any, users: list[str], earlier: list[tuple[int, Mapping[str, Any], Any]],
-            system: str) -> tuple[str, int | None] | None:
-    for t, text in enumerate(users):
-        if text_has_value(str(text), value):
-            return "user", t
+def _source(value: Any, users: list[tuple[int, int, str]],
+            earlier: list[tuple[int, Mapping[str, Any], Any]], person: bool) -> dict[str, Any] | str:
+    """Where `value` came from (``source``, ``ref``, ``message`` and, for a person taken from a
+    result, ``named_by``), or why it is not grounded."""
+    for t, j, text in users:
+        if text_has_value(text, value):
+            return {"source": "user", "ref": t, "message": j}
+    unnamed: int | None = None
     for j, msg, parsed in earlier:
         if parsed is _TEXT:
             if text_has_value(str(msg.get("content", "")), value):
-                return "result", j
+                return {"source": "result", "ref": j, "message": j}
         elif parsed.has(value):
-            return "result", j
-    if system and text_has_value(system, value):
-        return "context", None
+            if not person:
+                return {"source": "result", "ref": j, "message": j}
+            named = _named_by(value, _result(msg), [text for _, _, text in users])
+            if named is not None:
+                return {"source": "result", "ref": j, "message": j, "named_by": named}
+            unnamed = j if unnamed is None else unnamed
+    if unnamed is not None:
+        return (f"a person's id that only tool message {unnamed} holds, in no record the user named "
+                "(by its id, a name or another value they said): an identity the user never stated")
+    return "value appears in no user turn or earlier tool message"
+
+
+def _result(msg: Mapping[str, Any]) -> Any:
+    try:
+        return json.loads(str(msg.get("content", "")))
+    except ValueError:
+        return None
+
+
+def _named_by(value: Any, result: Any, users: list[str]) -> Any:
+    """A value the user said that a record holding `value` as a field of its own also holds (the
+    record or one that contains it), or None: how the user named the person `value` ids."""
+    for chain in _holders(result, ()):
+        if not any(_equal(v, value) for v in chain[-1].values()):
+            continue
+        for record in reversed(chain):
+            for v in record.values():
+                if isinstance(v, (str, int)) and not isinstance(v, bool) and not _equal(v, value) \
+                        and _tie(v) and any(_says(text, v) for text in users):
+                    return v
     return None
+
+
+def _says(text: str, v: Any) -> bool:
+    """The user's text names `v`: the whole value, or one capitalised word of a name or title
+    ("Farid" for "Farid Okafor", as a person searches by first name)."""
+    if text_has_value(text, v):
+        return True
+    return isinstance(v, str) and " " in v and any(
+        len(w) >= 3 and w[0].isupper() and text_has_value(text, w) for w in v.split())
+
+
+def _holders(node: Any, chain: tuple[dict[str, Any], ...]) -> Iterator[tuple[dict[str, Any], ...]]:
+    """Every JSON object in a result with the objects that contain it (outermost first)."""
+    if isinstance(node, dict):
+        chain = (*chain, node)
+        yield chain
+        for v in node.values():
+            yield from _holders(v, chain)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _holders(v, chain)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return False
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return _num_key(a) == _num_key(b)
+    return a == b
+
+
+def _tie(v: Any) -> bool:
+    """Whether a field value is specific enough to name a record by: a name, an id, an email, a
+    date (3+ characters with a capital, a digit, a space or an @); not a status word or a count."""
+    if isinstance(v, int):
+        return abs(v) >= 1000
+    return isinstance(v, str) and len(v) >= 3 and any(c.isdigit() or c.isupper() or c in "@ " for c in v)

@@ -64,9 +64,11 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def example_summary(example: Mapping[str, Any]) -> dict[str, Any]:
-    """What the dataset card counts of one example (small, so workers send it cheaply)."""
-    return {
+def example_summary(example: Mapping[str, Any], registry: Any = None) -> dict[str, Any]:
+    """What the dataset card counts of one example (small, so workers send it cheaply); with a
+    registry, the servers its offered tools belong to (distractors' servers included)."""
+    offered = [str(t.get("function", t).get("name")) for t in example.get("tools", ())]
+    out = {
         "kind": example["kind"],
         "split": example.get("split", "train"),
         "servers": list(example["servers"]),
@@ -74,10 +76,15 @@ def example_summary(example: Mapping[str, Any]) -> dict[str, Any]:
         "turns": len(example["turns"]),
         "calls_per_turn": [len(t["calls"]) for t in example["turns"]],
         "perturbations": sorted({p["type"] for p in example["perturbations"]}),
-        "offered_tools": len(example.get("tools", ())),
+        "offered_tools": len(offered),
+        "distractor_tools": sum(len(p.get("tools", ())) for p in example["perturbations"]
+                                if p.get("type") == "distractor_tools"),
         "teacher": example["teacher"]["name"],
         "n_errors": example["replay"]["n_errors"],
     }
+    if registry is not None:
+        out["offered_servers"] = len({registry.tools[n].server for n in offered if n in registry.tools})
+    return out
 
 
 def dataset_card(summaries: Sequence[Mapping[str, Any]], funnel: Mapping[str, Any],
@@ -87,7 +94,7 @@ def dataset_card(summaries: Sequence[Mapping[str, Any]], funnel: Mapping[str, An
     `summaries` are `example_summary` dicts (full examples are summarised on the fly)."""
     by = {name: Counter() for name in ("kind", "split", "server", "chain_length", "turns",
                                        "calls_per_turn", "perturbation", "teacher", "servers_per_example",
-                                       "offered_tools")}
+                                       "offered_servers_per_example", "distractor_tools", "offered_tools")}
     recovered = 0
     for s in summaries:
         if "messages" in s:
@@ -105,6 +112,9 @@ def dataset_card(summaries: Sequence[Mapping[str, Any]], funnel: Mapping[str, An
         by["teacher"][s["teacher"]] += 1
         by["servers_per_example"][str(len(s["servers"]))] += 1
         by["offered_tools"][str(s.get("offered_tools", 0))] += 1  # tools offered to the model
+        by["distractor_tools"][str(s.get("distractor_tools", 0))] += 1
+        if "offered_servers" in s:  # servers the offered tools belong to, distractors' included
+            by["offered_servers_per_example"][str(s["offered_servers"])] += 1
         recovered += s["n_errors"] > 0
     return {
         "n_examples": len(summaries),

@@ -201,7 +201,7 @@ class Worker:
         rec.update(status="kept", line=dumps(out.example), rows=training_rows(out.example),
                    fingerprint=_fingerprint(out.example), split=script.split,
                    chain_id=script.chain.chain_id,
-                   summary=example_summary(out.example) | turn_summary(out.example, self.linker))
+                   summary=example_summary(out.example, env.hub.registry) | turn_summary(out.example, self.linker))
         rec["timings"]["export"] = time.perf_counter() - t1
         return rec
 

@@ -29,7 +29,21 @@ Measures (each computed identically on both sides):
   conversations (naming two or more ids) whose ids (the ground-truth arguments that declare an
   entity kind and exist in the seed's initial state) are linked in that state: connected when two
   ids count as linked if one record holds both (a reservation holds its guest's id; another
-  guest's is not linked to it).
+  guest's is not linked to it);
+- **persona consistency** (PROVE only): share of multi-turn conversations whose calls act as one
+  person: per server, one id in the parameters that say whom a call acts as (``ACTING_PARAMS``:
+  user_id, customer_id, employee_id, sender_id, viewer_profile_id, ...);
+- **non-minimal steps** (PROVE only): ground-truth reads no later call or assistant reply uses
+  (no value the read brought appears in a later call's arguments or a later reply), beside the reads
+  whose result an earlier result already held (``redundant_reads``);
+- **offered tools** (PROVE only): share of examples offering tools of two or more servers (by the
+  servers the offered tools belong to, distractors included), share offering distractors, and
+  distractor tools per example.
+
+Quote conversations in full, drawn by a seed, or print a file's table beside BFCL's:
+
+    python -m prove.synth.quality --quote 10 --seed 0 results/synth/examples.jsonl
+    python -m prove.synth.quality results/synth/examples.jsonl
 """
 
 from __future__ import annotations
@@ -43,13 +57,20 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from prove.synth.evidence import redundant_reads
+from prove.synth.evidence import (
+    ground_truth_calls,
+    number_key,
+    numbers_in,
+    redundant_reads,
+    successful_tool_messages,
+)
 from prove.synth.intents import copied_run, word_runs
 from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
            "VARIETY_WORDS", "quality_markdown", "flat_report", "STYLE_MARKS", "style_marks", "ACKNOWLEDGEMENTS",
-           "acknowledges", "unshown_references"]
+           "acknowledges", "unshown_references", "unused_reads", "one_person", "acting_ids", "ACTING_PARAMS",
+           "quote_conversation", "quote_sample", "main"]
 
 VARIETY_WORDS = 10_000
 _WORD = re.compile(r"[a-z0-9']+")
@@ -194,9 +215,98 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     if example["kind"] == "multi_turn":  # one person per conversation: said who they are in 2+ turns
         summary["identity_restated"] = sum(bool(IDENTITY.search(t)) for t in texts) > 1
     if linker is not None:  # its registry says which calls are reads
+        registry = linker.registry
         summary["gt_calls"] = sum(len(t.get("calls", ())) for t in example["turns"])
-        summary["redundant_reads"] = len(redundant_reads(example, linker.registry))
+        summary["redundant_reads"] = len(redundant_reads(example, registry))
+        summary["unused_reads"] = len(unused_reads(example, registry))
+        if example["kind"] == "multi_turn":
+            summary["one_person"] = one_person(example, registry)
+        offered = [str(t.get("function", t).get("name")) for t in example.get("tools", ())]
+        summary["offered_servers"] = len({registry.tools[n].server for n in offered if n in registry.tools})
+        summary["distractors"] = sum(len(p.get("tools", ())) for p in example.get("perturbations", ())
+                                     if p.get("type") == "distractor_tools")
     return summary
+
+
+ACTING_PARAMS = frozenset({"user_id", "customer_id", "employee_id", "guest_id", "passenger_id", "investor_id",
+                           "profile_id", "viewer_profile_id", "requester_profile_id", "sender_id", "agent_id",
+                           "rep_id", "requested_by_rep_id"})
+"""Parameters that say whom a call acts as (the user of the app), not whom it acts on."""
+
+
+def acting_ids(example: Mapping[str, Any], registry: Any) -> dict[str, set[Any]]:
+    """Per server and parameter kind (``"messaging:user_id"``), the ids the ground truth's calls act
+    as (``ACTING_PARAMS``; a ``profile_id`` counts only where no ``viewer_profile_id`` names the viewer)."""
+    out: dict[str, set[Any]] = {}
+    for _, _, call in ground_truth_calls(example):
+        spec = registry.tools.get(call.get("name"))
+        args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+        if spec is None:
+            continue
+        for param in spec.sensitive:
+            if param in ACTING_PARAMS and args.get(param) is not None and not (
+                    param == "profile_id" and "viewer_profile_id" in spec.input_schema.get("properties", {})):
+                key = "profile" if param.endswith("profile_id") else param
+                out.setdefault(f"{spec.server}:{key}", set()).add(json.dumps(args[param], sort_keys=True))
+    return out
+
+
+def one_person(example: Mapping[str, Any], registry: Any) -> bool | None:
+    """Whether the user the calls act as stays one person (one id per server and acting parameter);
+    None when no call acts as anyone."""
+    ids = acting_ids(example, registry)
+    return all(len(v) == 1 for v in ids.values()) if ids else None
+
+
+def unused_reads(example: Mapping[str, Any], registry: Any) -> list[dict[str, Any]]:
+    """Ground-truth reads no later step uses: no value the read brought (one of its result's
+    strings of 3+ characters or numbers that neither its own arguments nor an earlier user turn
+    held) appears in a later ground-truth call's arguments (a number there from 100 up: a 1 is
+    a quantity by chance) or in an assistant reply after it (any number, as a number: "total: 3").
+    One ``{"turn", "call", "name"}`` per such read; [] when calls and tool messages do not pair up."""
+    gt = ground_truth_calls(example)
+    results = successful_tool_messages(example)
+    if len(gt) != len(results):
+        return []
+    messages = example.get("messages", ())
+    replies = [(j, str(m.get("content") or "")) for j, m in enumerate(messages)
+               if m.get("role") == "assistant" and m.get("content")]
+    users = [(j, str(m.get("content") or "")) for j, m in enumerate(messages) if m.get("role") == "user"]
+    found = []
+    for n, ((k, i, call), (pos, result)) in enumerate(zip(gt, results, strict=True)):
+        spec = registry.tools.get(call.get("name"))
+        if spec is None or spec.write:
+            continue
+        known = json.dumps(call.get("arguments"), ensure_ascii=False) + "\n" + "\n".join(
+            t for j, t in users if j < pos)
+        later = json.dumps([c.get("arguments") for _, _, c in gt[n + 1:]], ensure_ascii=False)
+        said = "\n".join(t for j, t in replies if j > pos)
+        numbers = numbers_in(said)
+        brought = (v for v in _scalars(result) if not _shown(v, known))
+        if not any(_shown(v, later) or _shown(v, said) or (
+                isinstance(v, (int, float)) and number_key(v) in numbers) for v in brought):
+            found.append({"turn": k, "call": i, "name": call["name"]})
+    return found
+
+
+def _scalars(node: Any) -> Iterable[Any]:
+    if isinstance(node, dict):
+        for v in node.values():
+            yield from _scalars(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _scalars(v)
+    elif not isinstance(node, bool) and node is not None:
+        yield node
+
+
+def _shown(value: Any, text: str) -> bool:
+    """`value` (a string of 3+ characters, a number of 100 or more) is written in `text`."""
+    if isinstance(value, str):
+        return len(value) >= 3 and value in text
+    if isinstance(value, (int, float)) and abs(value) >= 100:
+        return any(form in text for form in {str(value), f"{value:,}", f"{value:.2f}", f"{value:,.2f}"})
+    return False
 
 
 def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -209,7 +319,17 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     unshown = 0
     calls = redundant = 0
     conversations = restated = 0
+    unused = persons = same_person = offered_n = multi_server = distractors = with_distractors = 0
     for s in summaries:
+        unused += int(s.get("unused_reads", 0))
+        if s.get("one_person") is not None:
+            persons += 1
+            same_person += bool(s["one_person"])
+        if "offered_servers" in s:
+            offered_n += 1
+            multi_server += int(s["offered_servers"]) > 1
+            distractors += int(s["distractors"])
+            with_distractors += int(s["distractors"]) > 0
         if "identity_restated" in s:
             conversations += 1
             restated += bool(s["identity_restated"])
@@ -242,6 +362,13 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "identity_restated_share": round(restated / conversations, 4) if conversations else None,
         "ground_truth_calls": calls or None,
         "redundant_read_share": round(redundant / calls, 4) if calls else None,
+        "unused_read_share": round(unused / calls, 4) if calls else None,
+        "persona_judged": persons,
+        "one_person_share": round(same_person / persons, 4) if persons else None,
+        "offered_examples": offered_n,
+        "offered_multi_server_share": round(multi_server / offered_n, 4) if offered_n else None,
+        "offered_with_distractors_share": round(with_distractors / offered_n, 4) if offered_n else None,
+        "distractors_per_example": round(distractors / offered_n, 3) if offered_n else None,
         "coherence_judged": judged,
     }
 
@@ -311,8 +438,12 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             return f"{report['lexical_variety'].get(key, float('nan')):.1f}"
         if key.startswith("style_marks."):
             return f"{report['style_marks'][key.split('.', 1)[1]]:.1%}"
-        if key == "redundant_read_share" and value is not None:
+        if key in ("redundant_read_share", "unused_read_share") and value is not None:
             return f"{value:.1%} of {report['ground_truth_calls']:,}"
+        if key == "one_person_share" and value is not None:
+            return f"{value:.1%} of {report['persona_judged']}"
+        if key == "distractors_per_example" and value is not None:
+            return f"{value:.2f}"
         if key == "unshown_reference_share" and value is not None:
             return f"{value:.1%} of {report['quoted_references']}"
         if key == "words_per_turn":
@@ -335,10 +466,91 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             ("quoted values in follow-ups that no assistant reply showed", "unshown_reference_share"),
             ("multi-turn conversations whose ids are linked in the state", "entity_coherence"),
             ("multi-turn conversations whose user says who they are in 2+ turns", "identity_restated_share"),
-            ("ground-truth reads whose result the conversation already showed", "redundant_read_share")]
+            ("ground-truth reads whose result the conversation already showed", "redundant_read_share"),
+            ("ground-truth reads no later call or reply uses (non-minimal steps)", "unused_read_share"),
+            ("multi-turn conversations whose calls act as one person (persona consistency)", "one_person_share"),
+            ("examples offering tools of 2+ servers", "offered_multi_server_share"),
+            ("examples offering distractor tools", "offered_with_distractors_share"),
+            ("distractor tools offered per example", "distractors_per_example")]
     lines = ["## Data quality (prove.synth.quality)", "",
              "| measure | this data | BFCL v4 multi-turn |", "|---|---|---|"]
     lines += [f"| {label} | {cell(ours, key)} | {cell(bfcl, key)} |" for label, key in rows]
     if ours.get("top_openers"):
         lines += ["", "Commonest openers here: " + ", ".join(f"'{o}' ({n})" for o, n in ours["top_openers"])]
     return lines + [""]
+
+
+# -- conversations quoted in full ------------------------------------------------------------
+def _short(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def quote_conversation(example: Mapping[str, Any], result_chars: int = 160) -> str:
+    """One example as a reader reads it: its id, kind and servers, every user turn, each assistant
+    call with its arguments, each tool result cut to `result_chars`, and the assistant's replies
+    (the system message and the offered tools are left out)."""
+    lines = [f"### {example.get('id', '?')} — {example.get('kind', '?')} on "
+             f"{', '.join(example.get('servers', ()))} (seed {example.get('seed', '?')})"]
+    for m in example.get("messages", ()):
+        role, content = m.get("role"), str(m.get("content") or "")
+        if role == "user":
+            lines.append(f"USER: {content}")
+        elif role == "assistant":
+            for call in m.get("tool_calls") or ():
+                fn = call.get("function", call)
+                args = fn.get("arguments", {})
+                if isinstance(args, str):
+                    try:
+                        args = json.loads(args)
+                    except ValueError:
+                        pass
+                text = json.dumps(args, sort_keys=True, ensure_ascii=False) if not isinstance(args, str) else args
+                lines.append(f"  CALL {fn.get('name')}({text})")
+            if content.strip():
+                lines.append(f"ASSISTANT: {content}")
+        elif role == "tool":
+            lines.append(f"    -> {_short(content, result_chars)}")
+    return "\n".join(lines)
+
+
+def quote_sample(examples: Sequence[Mapping[str, Any]], n: int, seed: int = 0) -> list[Mapping[str, Any]]:
+    """`n` examples drawn by `seed` (not chosen by hand), in the order of the file."""
+    if n < 0:
+        raise ValueError(f"--quote takes a count of 0 or more, not {n}")
+    picked = sorted(random.Random(seed).sample(range(len(examples)), min(n, len(examples))))
+    return [examples[i] for i in picked]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m prove.synth.quality --quote 10 --seed 0 results/synth/examples.jsonl`: quote
+    conversations in full; without --quote, print the quality table of the file beside BFCL's."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m prove.synth.quality", description=__doc__.splitlines()[0])
+    ap.add_argument("path", help="an examples.jsonl written by prove synth")
+    ap.add_argument("--quote", type=int, default=None, metavar="N", help="quote N conversations in full")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
+    ap.add_argument("--result-chars", type=int, default=160, help="tool results cut to this many characters")
+    args = ap.parse_args(argv)
+    path = Path(args.path)
+    if not path.is_file():
+        ap.error(f"{path}: no such file (give the examples.jsonl a synthesis run wrote)")
+    examples = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if args.quote is not None:
+        if args.quote < 0:
+            ap.error(f"--quote takes a count of 0 or more, not {args.quote}")
+        chosen = quote_sample(examples, args.quote, args.seed)
+        print(f"{len(chosen)} of {len(examples)} conversations in {path}, drawn with seed {args.seed}\n")
+        print("\n\n".join(quote_conversation(e, args.result_chars) for e in chosen))
+        return 0
+    from prove.env.registry import load_registry
+
+    linker = Linker(load_registry())
+    report = quality_report(turn_summary(e, linker) for e in examples)
+    print("\n".join(quality_markdown(report, bfcl_reference())))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

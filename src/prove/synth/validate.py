@@ -1,12 +1,14 @@
 """Replay validation and filters: replay ground truth on a fresh episode (results, state hash and
 each turn's effect on the records), error rate, provenance.
 
-    reason = check_example(example, hub)      # None when kept, else "offered_tools", "replay_mismatch", ...
+    reason = check_example(example, hub)      # None when kept, else "offered_tools", "abstention_served",
+                                              # "replay_mismatch", "error_rate", "provenance", "unstated_person"
     report = replay_example(example, Hub())    # from a JSONL line alone, on a fresh server
 
 Everything is recomputed from the example itself (messages, turns, seed, servers), so a forged or
 corrupted example is judged on what it contains, not on what its generator claimed; the error rate
-and provenance checks are `prove.synth.evidence`'s, the same ones generation recorded.
+and provenance checks are `prove.synth.evidence`'s, the same ones generation recorded, and an
+abstention whose request an offered tool serves is `prove.synth.abstain`'s.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from prove.env.effects import effect_hash
 from prove.env.hub import Hub
 from prove.env.registry import Registry
+from prove.synth.abstain import AbstentionCheck
 from prove.synth.evidence import (
     call_stats,
     ground_truth_calls,
@@ -101,11 +104,15 @@ def offered_problems(example: Mapping[str, Any], registry: Registry) -> list[str
 
 def check_example(example: Mapping[str, Any], hub: Hub, max_error_rate: float = MAX_ERROR_RATE,
                   ) -> tuple[str | None, str]:
-    """(rejection reason or None, detail): the offered tools, replay, then error rate, then
-    provenance."""
+    """(rejection reason or None, detail): the offered tools, an abstention a tool serves, replay,
+    then error rate, then provenance ("unstated_person": a person's id from a result no record the
+    user named holds; "provenance": any other value from nowhere the user saw)."""
     offered = offered_problems(example, hub.registry)
     if offered:
         return "offered_tools", "; ".join(offered)[:300]
+    served = AbstentionCheck.load().example(example)
+    if served is not None:
+        return "abstention_served", served[:300]
     report = replay_example(example, hub)
     if not report.ok:
         return "replay_mismatch", f"{report.reason}: {report.mismatches[:2]}"
@@ -114,5 +121,6 @@ def check_example(example: Mapping[str, Any], hub: Hub, max_error_rate: float = 
         return "error_rate", f"{n_errors}/{n_calls} calls failed"
     _, missing = provenance(example, hub.registry)
     if missing:
-        return "provenance", json.dumps(missing[0], sort_keys=True, default=str)[:300]
+        reason = "unstated_person" if missing[0].get("person") else "provenance"
+        return reason, json.dumps(missing[0], sort_keys=True, default=str)[:300]
     return None, ""
