@@ -49,7 +49,7 @@ from prove.synth.sampling import StateLinks, param_kind
 __all__ = ["LOOKUP_RATE", "Mention", "Planned", "Planner", "Resolvers", "ToolParams", "turn_calls",
            "user_value"]
 
-LOOKUP_RATE = 0.5  # how often an id the user supplies is named instead, where a listing resolves it
+LOOKUP_RATE = 0.9  # how often an id the user supplies is named instead, where a listing resolves it
 
 
 @dataclass(frozen=True)
@@ -133,6 +133,17 @@ def _reusable(spec: ToolSpec, param: str) -> bool:
 
 def _param_schema(spec: ToolSpec, param: str) -> dict[str, Any]:
     return base_schema(spec.input_schema.get("properties", {}).get(param, {}))
+
+
+def _near(belongs: Belonging | None, kind: str, value: Any, hits: list[Any]) -> bool:
+    """Whether a listed id the user would name is theirs: it belongs with the conversation's ids,
+    or its listed object holds an id one of the conversation's records holds (the customer of the
+    account the user already named); True when the conversation has no ids yet."""
+    if belongs is None:
+        return True
+    linked = {k.split(":", 1)[1] for k, recs in belongs.held.items() if recs & belongs.mine}
+    return any(h.value == value and (belongs(kind, value, h.item) or strings(h.item) & linked)
+               for h in hits)
 
 
 class Planner:
@@ -449,9 +460,12 @@ class Planner:
                     if not logged["ok"]:
                         continue
                     result = logged["result"]
-                named = pick_named(find_key(result, resolver.id_field), pick, self.rng)
+                hits = find_key(result, resolver.id_field)
+                named = pick_named(hits, pick, self.rng)
                 if named is None:
                     continue
+                if not rargs and not _near(pick.belongs, kind, named.value, hits):
+                    continue  # an unscoped listing's other people's things: the user gives the id
                 if earlier is None:
                     draft.lookups[param] = Planned(at.step, resolver.tool, dict(rargs), [],
                                                    result=result, intent="lookup")
