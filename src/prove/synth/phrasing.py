@@ -27,7 +27,7 @@ __all__ = [
     "summary_reply", "clarify_question", "supply_text", "abstain_reply", "domain_of",
     "GENERIC_OFF_TOPIC", "system_prompt", "enum_words", "fill_request", "join_requests", "LINKS",
     "describe_result", "describe_item", "pick_out", "say_date", "say_value", "drop_identity",
-    "Persona", "draw_persona", "speak", "typo", "wants_motive",
+    "Persona", "draw_persona", "speak", "typo", "wants_motive", "SPEAKER",
 ]
 
 _PREPOSITIONS = {"from", "to", "in", "on", "at", "by", "for", "with", "into", "since", "until"}
@@ -407,7 +407,7 @@ def _label(item: Mapping[str, Any]) -> tuple[str | None, str | None]:
         v = item.get(key)
         if isinstance(v, str) and v.strip():
             return key, (f'"{v}"' if key in _TITLE_FIELDS else v)
-    for key in ("email", "handle", "code", "sku", "ticker", "city"):
+    for key in ("email", "handle", "code", "sku", "ticker", "version", "tag", "city"):
         v = item.get(key)
         if isinstance(v, str) and v.strip():
             return key, v
@@ -440,6 +440,8 @@ def describe_item(item: Mapping[str, Any], also: Sequence[str] = (), limit: int 
     """One listed object as a reader sees it: its name (or title, or number) and a few details,
     `also` (fields a later turn picks it out by) always among them: "Everyday (checking, balance
     $1,240.50)"."""
+    for inner in [v for v in item.values() if isinstance(v, dict)]:  # {"artifact": {...}, "status": ..}
+        item = {**inner, **{k: v for k, v in item.items() if not isinstance(v, dict)}}
     key, label = _label(item)
     currency = item.get("currency") if isinstance(item.get("currency"), str) else None
     keys = [k for k in also if k in item and k != key]
@@ -458,11 +460,17 @@ def describe_item(item: Mapping[str, Any], also: Sequence[str] = (), limit: int 
 
 
 def _listed(result: Any) -> tuple[str, list[dict[str, Any]]] | None:
-    """The result's own list of objects (a top-level key) and its key, or None."""
-    if isinstance(result, dict):
-        for key, value in result.items():
-            if isinstance(value, list) and (not value or all(isinstance(v, dict) for v in value)):
-                return key, value
+    """The list of objects a listing returns (a top-level key beside nothing but counts and paging:
+    `{"tasks": [...], "total": 1, "next_offset": null}`) and its key; None for a record, even one
+    that holds lists (a project with its milestones)."""
+    if not isinstance(result, dict):
+        return None
+    lists = [k for k, v in result.items()
+             if isinstance(v, list) and (not v or all(isinstance(x, dict) for x in v))]
+    rest = [v for k, v in result.items() if k not in lists]
+    if lists and all(v is None or isinstance(v, (int, float, bool)) or isinstance(v, str) and len(v) <= 12
+                     and not _ID_VALUE.match(v) for v in rest):
+        return lists[0], result[lists[0]]
     return None
 
 
@@ -515,12 +523,32 @@ def describe_result(spec: ToolSpec, result: Any, rng: random.Random,
         if spec.write:
             past = _PAST.get(verb)
             if past is None:
-                return rng.choice((f"Done: {text}.", f"That's done — {text}."))
-            return rng.choice((f"I've {past} the {noun}: {text}.", f"Done — I {past} the {noun} ({text}).",
-                               f"The {noun} is {past}: {text}."))
-        return rng.choice((f"Here's the {noun}: {text}.", f"I've got it: {text}.",
-                           f"This is what I see for the {noun}: {text}."))
+                head = rng.choice((f"Done: {text}.", f"That's done — {text}."))
+            else:
+                head = rng.choice((f"I've {past} the {noun}: {text}.", f"Done — I {past} the {noun}: {text}.",
+                                   f"The {noun} is {past}: {text}."))
+        else:
+            head = rng.choice((f"Here's the {noun}: {text}.", f"I've got it: {text}.",
+                               f"This is what I see for the {noun}: {text}."))
+        return " ".join([head, *_inner_lists(result, show)])
     return f"The {noun} came back as {render_value(result)}."
+
+
+def _inner_lists(record: Mapping[str, Any], show: Mapping[str, Sequence[str]]) -> list[str]:
+    """Sentences for the lists of objects a record holds (a room's bookings, an order's items): the
+    first three, and every one a later turn refers to."""
+    out = []
+    for key, value in record.items():
+        if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
+            continue
+        keep = [it for i, it in enumerate(value) if i < 3 or _show(it, show) is not None]
+        parts = [describe_item(it, _show(it, show) or ()) for it in keep]
+        what = humanize(key)
+        more = f", and {len(value) - len(keep)} more" if len(value) > len(keep) else ""
+        out.append(f"{what[:1].upper() + what[1:]}: {_join(parts)}{more}.")
+        if len(out) == 2:
+            break
+    return out
 
 
 def summary_reply(name: str, result: Any, rng: random.Random) -> str:
@@ -606,7 +634,9 @@ def _vague(param: str, entity: str | None, number: bool) -> str:
     return "some" if number else f"a {humanize(param)}"
 
 
-_ME = re.compile(r"\b(I'm|I am|this is|it's) \{([a-z_][a-z0-9_]*)\}")  # the user says who they are
+SPEAKER = re.compile(r"\b(I'm|I am|this is|it's) \{([a-z_][a-z0-9_]*)\}")
+"""Where a written request has the user say who they are ("I'm {customer_id}")."""
+_ME = SPEAKER
 
 
 def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str, Any]]],

@@ -31,6 +31,7 @@ from prove.graph.chains import Edge
 from prove.graph.features import PAGING
 from prove.synth.intents import placeholders, tool_intents
 from prove.synth.machine import Conversation, Infeasible, State, TurnSpec
+from prove.synth.phrasing import SPEAKER
 from prove.synth.plan_errors import Lessons, learn
 from prove.synth.plan_lookup import Belonging, Pick, Resolvers, listing_arguments, pick_named
 from prove.synth.plan_results import (
@@ -135,6 +136,12 @@ def _param_schema(spec: ToolSpec, param: str) -> dict[str, Any]:
     return base_schema(spec.input_schema.get("properties", {}).get(param, {}))
 
 
+def _speaking(spec: ToolSpec) -> frozenset[str]:
+    """The parameters that are the user themself in the tool's requests ("I'm {customer_id}")."""
+    written = tool_intents(spec.server, spec.name)
+    return frozenset(m.group(2) for a in (written.ask if written else ()) for m in SPEAKER.finditer(a))
+
+
 def _near(belongs: Belonging | None, kind: str, value: Any, hits: list[Any]) -> bool:
     """Whether a listed id the user would name is theirs: it belongs with the conversation's ids,
     or its listed object holds an id one of the conversation's records holds (the customer of the
@@ -162,6 +169,8 @@ class Planner:
         self.by_step: dict[int, Planned] = {}
         # (server, param) -> how the user gave it, for reuse in later steps
         self.given: dict[tuple[str, str], Mention] = {}
+        # (server, entity kind) -> how the user said who they are ("I'm {customer_id}")
+        self.speakers: dict[tuple[str, str], Mention] = {}
         turns = convo.script.turns
         # the call a clarification is about: its ids are written (one of them is withheld and
         # asked for), not named, or nothing would be left to withhold
@@ -275,10 +284,21 @@ class Planner:
         err = (last or {}).get("error", "no arguments")
         raise Infeasible(f"step {step} ({intent}) fails on seed {self.c.script.seed}: {str(err)[:160]}")
 
+    def _speaker(self, spec: ToolSpec, param: str) -> Mention | None:
+        """How the user gave who they are, when `param` is who is speaking ("I'm {customer_id}" in
+        the tool's requests) and they said it before on this server (for any parameter of the kind)."""
+        kind = param_kind(spec, param)
+        if kind is None or param not in _speaking(spec):
+            return None
+        return self.speakers.get((spec.server, kind))
+
     def _remember(self, planned: Planned) -> None:
         self.by_step[planned.step] = planned
         spec = self.reg.tool(planned.tool)
         for m in planned.mentions:
+            kind = param_kind(spec, m.param)
+            if kind is not None and m.kind in ("id", "named") and m.param in _speaking(spec):
+                self.speakers.setdefault((spec.server, kind), m)
             if m.kind in ("id", "value", "named") and _reusable(spec, m.param) \
                     and (spec.server, m.param) not in self.given:
                 self.given[(spec.server, m.param)] = m
@@ -388,6 +408,10 @@ class Planner:
         if param in lessons.pinned:
             return Mention(param, "id", rng.choice(lessons.pinned[param]), {})
         given = self.given.get((spec.server, param))
+        speaker = self._speaker(spec, param)
+        if speaker is not None and param not in (redraw or ()) \
+                and repr(speaker.value) not in tried.get(param, ()):  # one person throughout
+            return Mention(param, speaker.kind, speaker.value, {**speaker.info, "repeat": True})
         if given is not None and param not in (redraw or ()) and rng.random() < 0.95 \
                 and repr(given.value) not in tried.get(param, ()):
             return Mention(param, given.kind, given.value, {**given.info, "repeat": True})
