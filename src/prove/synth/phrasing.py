@@ -1,8 +1,15 @@
 """Natural-language rendering for the programmatic teacher: per-tool phrasings, argument mentions,
-turn openers, assistant replies, clarification questions and out-of-scope requests.
+turn openers, assistant replies, clarification questions and out-of-scope requests, all in the
+voice of one persona per conversation.
 
     phrases = tool_phrases(registry.tool("transfer_funds"))   # ["move money between two ...", ...]
-    text = render_turn([step_text(...), ...], rng, first=True)
+    text = render_turn([step_text(...), ...], rng, follow_up=False)
+    reply = describe_result(spec, result, rng, show)          # "There are 3 accounts: Everyday (...)"
+    text = speak(draw_persona(rng, "Ana Silva"), request, rng, first=True)
+
+Things are named as people name them (`pick_out`: "the Everyday account", "the account opened on
+January 3", never "the one whose opened on is ..."); an assistant reply is written sentences that
+name what a call found or did and show every item a later turn refers to (`describe_result`).
 
 Every choice takes an explicit `random.Random`, so a rendering is a pure function of the example's
 seed. Values are always written verbatim (ids, emails, amounts), so a value a call needs can be
@@ -24,7 +31,7 @@ from prove.synth.intents import PLACEHOLDER
 
 __all__ = [
     "humanize", "entity_of", "tool_phrases", "render_value", "mention", "step_text", "render_turn",
-    "summary_reply", "clarify_question", "supply_text", "abstain_reply", "domain_of",
+    "clarify_question", "supply_text", "abstain_reply", "domain_of",
     "GENERIC_OFF_TOPIC", "system_prompt", "enum_words", "fill_request", "join_requests", "LINKS",
     "describe_result", "describe_item", "pick_out", "say_date", "say_value", "drop_identity",
     "Persona", "draw_persona", "speak", "typo", "wants_motive", "SPEAKER",
@@ -203,8 +210,15 @@ _TITLE_FIELDS = ("title", "subject", "headline", "label")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
            "October", "November", "December")
 _DATE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)(?:[T ](\d\d:\d\d)(?::\d\d)?\S*)?$")
-_MONEY = ("amount", "price", "total", "balance", "cost", "fare", "fee", "budget", "salary", "limit",
-          "subtotal", "refund")
+_MONEY = frozenset({"amount", "price", "balance", "cost", "fare", "fee", "budget", "salary",
+                    "subtotal", "refund", "paid", "due", "charged", "spent"})
+
+
+def _money(key: str, value: Any) -> bool:
+    """Whether a number is an amount of money: its key says so ("amount_due", "price"), or it is a
+    fraction under a key of totals or limits ("total": 42.5; "total": 4 counts things)."""
+    words = set(key.split("_"))
+    return bool(words & _MONEY) or isinstance(value, float) and bool(words & {"total", "limit"})
 
 
 def say_date(text: str) -> str:
@@ -222,7 +236,7 @@ def say_value(key: str, value: Any, currency: str | None = None) -> str:
     currency ("$42.50", "1,240.00 EUR"), enums without underscores, the rest verbatim."""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, (int, float)) and any(w in key for w in _MONEY):
+    if isinstance(value, (int, float)) and _money(key, value):
         if currency in (None, "USD"):
             return f"${value:,.2f}"
         return f"{value:,.2f} {currency}"
@@ -446,7 +460,7 @@ def describe_item(item: Mapping[str, Any], also: Sequence[str] = (), limit: int 
     currency = item.get("currency") if isinstance(item.get("currency"), str) else None
     keys = [k for k in also if k in item and k != key]
     keys += [k for k in _DETAIL_KEYS if k in item and k not in keys and k != key]
-    keys += sorted(k for k in item if any(w in k for w in _MONEY) and k not in keys and k != key)
+    keys += sorted(k for k in item if _money(k, item[k]) and k not in keys and k != key)
     keys += [k for k in item if isinstance(item[k], str) and _DATE.match(item[k]) and k not in keys
              and k != key]
     details: list[str] = []
@@ -549,24 +563,6 @@ def _inner_lists(record: Mapping[str, Any], show: Mapping[str, Sequence[str]]) -
         if len(out) == 2:
             break
     return out
-
-
-def summary_reply(name: str, result: Any, rng: random.Random) -> str:
-    """A short closing assistant message over the last result of a turn (kept for callers without
-    a tool spec; `describe_result` writes the replies the teacher sends)."""
-    facts: list[str] = []
-    if isinstance(result, dict):
-        for key, value in result.items():
-            if len(facts) >= 3:
-                break
-            if isinstance(value, list):
-                facts.append(f"{len(value)} {humanize(key)}")
-            elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
-                text = render_value(value)
-                if len(text) <= 60:
-                    facts.append(f"{humanize(key)}: {text}")
-    body = "; ".join(facts) or f"{humanize(name)} completed"
-    return f"Done. {body}."
 
 
 def clarify_question(param: str, rng: random.Random) -> str:

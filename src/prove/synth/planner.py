@@ -4,7 +4,7 @@ every argument from earlier results, the live sampling context, the schema and t
     Planner(convo, attempts=8, params=ToolParams()).run()   # fills convo.scratch["plans"] (per turn)
 
 Arguments come from earlier results along the chain's explicit edges (an item picked from a list
-and described by a distinguishing field, e.g. "the account named 'Everyday'"; `plan_results`), from
+and described by a distinguishing field, e.g. "the Everyday account"; `plan_results`), from
 a lookup (the user names a thing instead of giving its id; a listing of its kind, scoped by the
 conversation's ids, resolves it and becomes a call of the turn, `Planned.lookups`; `plan_lookup`),
 from the live sampling context (ids, cities, emails that exist), the schema (enums, bounds) and the

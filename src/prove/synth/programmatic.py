@@ -6,10 +6,15 @@ slips and recoveries included.
     outcome = await run_conversation(script, teacher, env)
 
 User turns render each planned call with one of the tool's written requests (data/intents) and
-its arguments in the user's words: a value the call needs is written, fed by an earlier result
-("the account you just found"), or, for an id a listing resolves, given by name ("the account
-named 'Everyday'"; `lookup_rate`), in which case the listing call goes into the turn's ground
-truth before the call that needs the id. As the assistant it issues the planned calls (lookups
+its arguments in the user's words, spoken by one persona per conversation (drawn from the
+example's seed: brief or chatty, polite or curt, a typo now and then; who they are said once): a
+value the call needs is written, fed by an earlier result ("that account", "the downtown order"),
+or, for an id a listing resolves, given by name ("my Everyday account"; `lookup_rate`), in which
+case the listing call goes into the turn's ground truth before the call that needs the id.
+Requests of one turn are joined by how they relate (a condition on what the first finds, a
+consequence of a change), with one reason per conversation (data/intents motives). The closing
+reply of a turn says in sentences what the calls found or did and shows every item a later turn
+refers to. As the assistant it issues the planned calls (lookups
 first) one by one; with a small seeded probability it slips (drops a required argument, misnames
 the tool) and repairs the call from the error's structured detail (prove.env.errors); with an enum
 removed from the offered schema it first sends the user's words and then the offered value closest
