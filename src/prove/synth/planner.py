@@ -171,6 +171,7 @@ class Planner:
         self.given: dict[tuple[str, str], Mention] = {}
         # (server, entity kind) -> how the user said who they are ("I'm {customer_id}")
         self.speakers: dict[tuple[str, str], Mention] = {}
+        self._worlds: dict[tuple[str, tuple[tuple[str, str], ...]], Belonging] = {}
         turns = convo.script.turns
         # the call a clarification is about: its ids are written (one of them is withheld and
         # asked for), not named, or nothing would be left to withhold
@@ -451,8 +452,12 @@ class Planner:
         used = self._used(spec, args)
         if not used:
             return None
-        return Belonging.of(self.links.records(spec.server, self.c.script.seed), used,
-                            self.c.ctx.attrs)
+        key = (spec.server, tuple((k, repr(v)) for k, v in used))
+        found = self._worlds.get(key)
+        if found is None:  # the same ids give the same world: built once per conversation
+            found = self._worlds[key] = Belonging.of(self.links.records(spec.server, self.c.script.seed),
+                                                     used, self.c.ctx.attrs)
+        return found
 
     def _lookup(self, at: Attempt, param: str, draft: Draft) -> Mention | None:
         """The user names the thing instead of giving its id: a listing of its kind, scoped by the
