@@ -288,8 +288,9 @@ def pick_out(noun: str, field: str, descr: str, rng: random.Random) -> str:
         return rng.choice((f'the {noun} "{descr}"', f'"{descr}"', f'the "{descr}" {noun}'))
     if _DATE.match(descr):
         day = say_date(descr)
-        if field.endswith(("_on", "_at")):  # "the account opened on January 3"
-            return f"the {noun} {humanize(field)} {day}"
+        verb = humanize(field).split()[0]
+        if field.endswith(("_on", "_at")) and verb.endswith("ed"):  # "the account opened on January 3"
+            return f"the {noun} {verb} on {day}"
         return rng.choice((f"the {noun} on {day}", f"the one from {day}", f"the {day} {noun}"))
     if field == "email" or "@" in descr:
         return rng.choice((f"the {noun} for {descr}", f"the one with {descr}"))

@@ -110,13 +110,13 @@ def _links(convo: Conversation, plans: list[Planned]) -> list[str]:
 
 
 def _referred(later: list[list[Planned]]) -> dict[str, list[str]]:
-    """The values later turns take from results (repr -> the fields they pick the item out by):
-    what a reply must show."""
+    """The values later turns take from results or name (repr -> the fields they pick the item out
+    by): what a reply must show where its results hold them."""
     out: dict[str, list[str]] = {}
     for plans in later:
         for p in plans:
             for m in p.mentions:
-                if m.kind.startswith("result"):
+                if m.kind.startswith("result") or m.kind == "named":  # a listing may have shown it
                     for v in m.value if isinstance(m.value, list) else [m.value]:
                         fields = out.setdefault(repr(v), [])
                         if m.info.get("descr_field") and m.info["descr_field"] not in fields:
