@@ -48,5 +48,5 @@ def test_a_file_that_breaks_the_rules_is_explained(tmp_path: Path) -> None:
 
 def test_unknown_keys_are_refused_with_the_valid_ones(tmp_path: Path) -> None:
     (tmp_path / "banking.yaml").write_text("tool: {}\noff_tool: []\n")
-    with pytest.raises(ValueError, match=r"unknown top-level keys \['tool'\]; valid: off_tool, tools"):
+    with pytest.raises(ValueError, match=r"unknown top-level keys \['tool'\]; valid: motives, off_tool, tools"):
         load_intents("banking", str(tmp_path))

@@ -13,7 +13,9 @@ what the function does). For each tool:
 - ``text``: per free-text parameter, values that fit the field and the app (a hotel review reads
   like a hotel review).
 
-Per server, ``off_tool``: requests a user of that app would plausibly make that no tool serves.
+Per server, ``off_tool``: requests a user of that app would plausibly make that no tool serves;
+``motives``: reasons a user of that app gives for what they ask ("I'm planning my budget for next
+month."), sentences that fit any of its requests, said now and then by a chatty persona.
 `check_intents` states the rules (placeholders name real parameters, no run of five or more words
 copied from the tool's description, enough variety); tests/synth/test_intents.py runs it.
 """
@@ -34,12 +36,13 @@ from prove.profiles import repo_root
 
 __all__ = ["Intents", "ToolIntents", "load_intents", "check_intents", "INTENTS_DIR", "copied_run",
            "placeholders", "MIN_REQUESTS", "MIN_OFF_TOOL", "MIN_TEXTS", "COPY_RUN", "intents_of",
-           "tool_intents", "word_runs", "PLACEHOLDER"]
+           "tool_intents", "word_runs", "PLACEHOLDER", "MIN_MOTIVES"]
 
 INTENTS_DIR = repo_root() / "data" / "intents"
 MIN_REQUESTS = 4
 MIN_OFF_TOOL = 8
 MIN_TEXTS = 4
+MIN_MOTIVES = 4
 COPY_RUN = 5
 """A request may not repeat this many consecutive words of its tool's description."""
 
@@ -65,6 +68,7 @@ class Intents:
     tools: Mapping[str, ToolIntents]
     off_tool: tuple[str, ...]
     path: Path
+    motives: tuple[str, ...] = ()
 
     def requests(self, tool: str) -> tuple[str, ...]:
         return self.tools[tool].ask if tool in self.tools else ()
@@ -111,9 +115,9 @@ def load_intents(server: str, directory: str | None = None) -> Intents:
     if not path.exists():
         raise FileNotFoundError(f"no intents for server '{server}': {path} is missing")
     data = yaml.safe_load(path.read_text()) or {}
-    unknown = set(data) - {"tools", "off_tool"}
+    unknown = set(data) - {"tools", "off_tool", "motives"}
     if unknown:
-        raise ValueError(f"{path}: unknown top-level keys {sorted(unknown)}; valid: off_tool, tools")
+        raise ValueError(f"{path}: unknown top-level keys {sorted(unknown)}; valid: motives, off_tool, tools")
     tools: dict[str, ToolIntents] = {}
     for name, entry in (data.get("tools") or {}).items():
         if not isinstance(entry, dict) or set(entry) - {"ask", "clarify", "text"}:
@@ -125,7 +129,8 @@ def load_intents(server: str, directory: str | None = None) -> Intents:
             text={p: _strings(v, f"{path}: tools.{name}.text.{p}")
                   for p, v in (entry.get("text") or {}).items()},
         )
-    return Intents(server, tools, _strings(data.get("off_tool"), f"{path}: off_tool"), path)
+    motives = _strings(data["motives"], f"{path}: motives") if "motives" in data else ()
+    return Intents(server, tools, _strings(data.get("off_tool"), f"{path}: off_tool"), path, motives)
 
 
 def intents_of(server: str) -> Intents | None:
@@ -207,6 +212,11 @@ def check_intents(server: ServerSpec, intents: Intents, registry: Registry | Non
     for text in intents.off_tool:
         if placeholders(text):
             problems.append(f"{where}: off_tool requests take no placeholders: {text}")
+    if len(set(intents.motives)) < MIN_MOTIVES:
+        problems.append(f"{where}: motives needs at least {MIN_MOTIVES} different reasons")
+    for text in intents.motives:
+        if placeholders(text) or not text.rstrip().endswith((".", "!")):
+            problems.append(f"{where}: a motive is one plain sentence, no placeholders: {text}")
     return problems
 
 

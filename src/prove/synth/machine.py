@@ -553,6 +553,9 @@ def _example(convo: Conversation, teacher: Teacher, state_hash: str) -> dict[str
         "teacher": teacher.describe(),
         "transitions": convo.transitions,
     }
+    persona = convo.scratch.get("persona")
+    if persona is not None and hasattr(persona, "to_dict"):  # the one person who talks (teacher's)
+        example["persona"] = persona.to_dict()
     n_calls, n_errors = call_stats(example)
     example["replay"] = {"error_rate": round(n_errors / n_calls, 4) if n_calls else 0.0,
                          "n_calls": n_calls, "n_errors": n_errors, "state_hash": state_hash}

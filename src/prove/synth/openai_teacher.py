@@ -19,11 +19,12 @@ from typing import Any
 
 from prove.calls import parse_tool_calls
 from prove.synth import phrasing as P
-from prove.synth.intents import PLACEHOLDER, tool_intents
+from prove.synth.intents import PLACEHOLDER, intents_of, tool_intents
 from prove.synth.machine import Action, Conversation, Infeasible, TeacherError
+from prove.synth.records import derived_rng
 from prove.synth.sampling import param_kind
 
-__all__ = ["OpenAITeacher"]
+__all__ = ["OpenAITeacher", "persona_lines"]
 
 _USER_SYSTEM = (
     "You write the USER's next message in a conversation between a user and an AI assistant that "
@@ -40,6 +41,28 @@ _USER_SYSTEM = (
     "person would. Vary how you start: no 'Can you' or 'Could you' every time, no 'Great, thanks' "
     "as a habit. Reply with the message text only."
 )
+
+_REPLY_RULE = (
+    "When you answer the user in text (not a tool call), write one to three plain sentences that say "
+    "what you found or did and name the items by what people know them by (a name, title, date or "
+    "amount, e.g. 'You have three accounts: Everyday ($1,240.50), Savings and Travel'), never a "
+    "key: value dump; show every item the user may want to refer to next."
+)
+"""Added to the assistant's system message in the teacher's own requests only (the data's system
+message stays the one `phrasing.system_prompt` writes)."""
+
+
+def persona_lines(persona: P.Persona, motive: str | None) -> list[str]:
+    """The user prompt's lines on who is talking, the same in every turn of a conversation."""
+    how = ", ".join(("brief" if persona.brief else "chatty", "polite" if persona.polite else "curt"))
+    line = f"You are {persona.name}" if persona.name else "You are one user of this app"
+    line += f"; you write {how}"
+    if persona.typos:
+        line += ", with a typo now and then"
+    out = [line + "."]
+    if motive:
+        out.append(f"If it fits, give this reason once, in your own words: {motive}")
+    return out
 
 
 class OpenAITeacher:
@@ -69,6 +92,10 @@ class OpenAITeacher:
         return out
 
     async def prepare(self, convo: Conversation) -> None:
+        rng = derived_rng("persona", convo.script.example_id, convo.script.seed)
+        convo.scratch["persona"] = P.draw_persona(rng)
+        found = intents_of(convo.script.servers[0]) if convo.script.servers else None
+        convo.scratch["motive"] = rng.choice(found.motives) if found is not None and found.motives else None
         for k, turn in enumerate(convo.script.turns):
             if turn.kind == "clarify":
                 convo.scratch["withheld"] = self._withhold(convo, turn.steps[0], k)
@@ -126,6 +153,9 @@ class OpenAITeacher:
                 return str(topic.get("text") or P.GENERIC_OFF_TOPIC[0])
         else:
             steps = turn.steps
+            persona = convo.scratch.get("persona")
+            if persona is not None:
+                lines += persona_lines(persona, convo.scratch.get("motive") if k == 0 else None)
             lines.append("The message must ask the assistant for the following, in order:")
             for s in steps:
                 spec = reg.tool(convo.script.chain.tools[s])
@@ -150,6 +180,8 @@ class OpenAITeacher:
 
     async def assistant(self, convo: Conversation, k: int, hint: str | None = None) -> Action:
         messages = [_plain(m) for m in convo.messages]
+        if messages and messages[0]["role"] == "system":
+            messages[0] = {**messages[0], "content": messages[0]["content"] + "\n" + _REPLY_RULE}
         if hint:
             messages.append({"role": "system", "content": hint})
         msg = await self._chat(messages, convo.script.tools)

@@ -1,8 +1,15 @@
 """Natural-language rendering for the programmatic teacher: per-tool phrasings, argument mentions,
-turn openers, assistant replies, clarification questions and out-of-scope requests.
+turn openers, assistant replies, clarification questions and out-of-scope requests, all in the
+voice of one persona per conversation.
 
     phrases = tool_phrases(registry.tool("transfer_funds"))   # ["move money between two ...", ...]
-    text = render_turn([step_text(...), ...], rng, first=True)
+    text = render_turn([step_text(...), ...], rng, follow_up=False)
+    reply = describe_result(spec, result, rng, show)          # "There are 3 accounts: Everyday (...)"
+    text = speak(draw_persona(rng, "Ana Silva"), request, rng, first=True)
+
+Things are named as people name them (`pick_out`: "the Everyday account", "the account opened on
+January 3", never "the one whose opened on is ..."); an assistant reply is written sentences that
+name what a call found or did and show every item a later turn refers to (`describe_result`).
 
 Every choice takes an explicit `random.Random`, so a rendering is a pure function of the example's
 seed. Values are always written verbatim (ids, emails, amounts), so a value a call needs can be
@@ -13,7 +20,8 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from prove.env.registry import ServerSpec
@@ -23,8 +31,10 @@ from prove.synth.intents import PLACEHOLDER
 
 __all__ = [
     "humanize", "entity_of", "tool_phrases", "render_value", "mention", "step_text", "render_turn",
-    "summary_reply", "clarify_question", "supply_text", "abstain_reply", "domain_of",
-    "GENERIC_OFF_TOPIC", "system_prompt", "enum_words", "fill_request", "join_requests",
+    "clarify_question", "supply_text", "abstain_reply", "domain_of",
+    "GENERIC_OFF_TOPIC", "system_prompt", "enum_words", "fill_request", "join_requests", "LINKS",
+    "describe_result", "describe_item", "pick_out", "say_date", "say_value", "drop_identity",
+    "Persona", "draw_persona", "speak", "typo", "wants_motive", "SPEAKER",
 ]
 
 _PREPOSITIONS = {"from", "to", "in", "on", "at", "by", "for", "with", "into", "since", "until"}
@@ -64,8 +74,8 @@ _NEXT_FRAMES = (
     "When that's done, {s}.",
 )
 _FOLLOW_FRAMES = (
-    "Thanks. Now {s}.", "Great. Next, {s}.", "OK, now {s}.", "Perfect — could you also {s}?",
-    "Good. Can you now {s}?", "Thanks! One more thing: {s}.", "Alright, now please {s}.",
+    "Now {s}.", "Next, could you {s}?", "Can you also {s}?", "One more thing: {s}.",
+    "I'd also like you to {s}.", "Now please {s}.", "While you're at it, {s}.", "Could you {s} as well?",
 )
 
 GENERIC_OFF_TOPIC: tuple[str, ...] = (
@@ -195,22 +205,118 @@ def enum_words(value: Any, rng: random.Random) -> str:
     return text.title() if rng.random() < 0.3 else text
 
 
+_NAME_FIELDS = ("name", "full_name", "display_name", "username", "handle", "nickname")
+_TITLE_FIELDS = ("title", "subject", "headline", "label")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+           "October", "November", "December")
+_DATE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)(?:[T ](\d\d:\d\d)(?::\d\d)?\S*)?$")
+_MONEY = frozenset({"amount", "price", "balance", "cost", "fare", "fee", "budget", "salary",
+                    "subtotal", "refund", "paid", "due", "charged", "spent"})
+
+
+def _money(key: str, value: Any) -> bool:
+    """Whether a number is an amount of money: its key says so ("amount_due", "price"), or it is a
+    fraction under a key of totals or limits ("total": 42.5; "total": 4 counts things)."""
+    words = set(key.split("_"))
+    return bool(words & _MONEY) or isinstance(value, float) and bool(words & {"total", "limit"})
+
+
+def say_date(text: str) -> str:
+    """How a person writes a date: "2026-04-12" -> "April 12", with its time "April 12 at 09:30";
+    anything else is returned as it is."""
+    m = _DATE.match(text.strip())
+    if not m or not 1 <= int(m.group(2)) <= 12:
+        return text
+    day = f"{_MONTHS[int(m.group(2)) - 1]} {int(m.group(3))}"
+    return f"{day} at {m.group(4)}" if m.group(4) and m.group(4) != "00:00" else day
+
+
+def say_value(key: str, value: Any, currency: str | None = None) -> str:
+    """A field's value as a reply writes it: dates in words, money with two decimals and its
+    currency ("$42.50", "1,240.00 EUR"), enums without underscores, the rest verbatim."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)) and _money(key, value):
+        if currency in (None, "USD"):
+            return f"${value:,.2f}"
+        return f"{value:,.2f} {currency}"
+    if isinstance(value, str):
+        if _DATE.match(value):
+            return say_date(value)
+        if re.fullmatch(r"[a-z]+(?:_[a-z]+)+", value):
+            return value.replace("_", " ")
+    return render_value(value)
+
+
+_PEOPLE = ("user", "customer", "employee", "guest", "contact", "investor", "agent", "member",
+           "person", "attendee", "driver", "author", "owner", "recipient", "manager", "approver",
+           "assignee", "reviewer", "passenger", "traveler", "traveller", "participant", "student",
+           "patient", "deployer", "creator", "sender", "friend", "follower", "lead", "renter")
+_OWNED = frozenset({"account", "card", "vehicle", "device", "car", "portfolio", "watchlist", "cart",
+                    "project", "repository", "repo", "calendar", "playlist", "folder", "subscription",
+                    "thermostat", "light", "lock", "camera", "speaker", "board", "profile", "wallet"})
+
+
+def _person(noun: str) -> bool:
+    """Whether a noun names a person (a person's name stands alone: "Beatriz Haddad")."""
+    return noun.split()[-1] in _PEOPLE if noun else False
+
+
+_FULL_NAME = re.compile(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+")
+
+
+def _alone(noun: str, field: str, descr: str) -> bool:
+    """Whether a name is said on its own: a person's ("Beatriz Haddad", "greta.dubois")."""
+    return _person(noun) or field in ("full_name", "username", "handle") or bool(_FULL_NAME.fullmatch(descr))
+
+
 def _described_as(field: str) -> str:
-    """How an item is picked out by one of its fields: "named", "titled", "whose city is"."""
-    if field in ("name", "full_name", "display_name", "username", "handle"):
+    """How an item is picked out by one of its fields: "named", "titled", or a field of another kind."""
+    if field in _NAME_FIELDS:
         return "named"
-    return "titled" if field in ("title", "subject", "headline") else f"whose {humanize(field)} is"
+    return "titled" if field in _TITLE_FIELDS else "field"
+
+
+def pick_out(noun: str, field: str, descr: str, rng: random.Random) -> str:
+    """How a person points at one item by what sets it apart, never by the field's name: "the
+    Everyday account", 'the task "Set up onboarding"', "the reservation on April 12", "the
+    downtown order", "the one in Lisbon"."""
+    how = _described_as(field)
+    if how == "named":
+        return descr if _alone(noun, field, descr) or rng.random() < 0.3 else f"the {descr} {noun}"
+    if how == "titled":
+        return rng.choice((f'the {noun} "{descr}"', f'"{descr}"', f'the "{descr}" {noun}'))
+    if _DATE.match(descr):
+        day = say_date(descr)
+        verb = humanize(field).split()[0]
+        if field.endswith(("_on", "_at")) and verb.endswith("ed"):  # "the account opened on January 3"
+            return f"the {noun} {verb} on {day}"
+        return rng.choice((f"the {noun} on {day}", f"the one from {day}", f"the {day} {noun}"))
+    if field == "email" or "@" in descr:
+        return rng.choice((f"the {noun} for {descr}", f"the one with {descr}"))
+    if field == "city" or field.endswith(("city", "location", "destination", "origin")):
+        return rng.choice((f"the {noun} in {descr}", f"the {descr} {noun}"))
+    if field in ("code", "sku") or re.search(r"\d", descr):
+        return rng.choice((f"{noun} {descr}", f"the {noun} {descr}"))
+    words = say_value(field, descr)
+    if len(words.split()) <= 3:
+        return rng.choice((f"the {words} {noun}", f"the {words} one"))
+    return f'the {noun} that says "{descr}"'
 
 
 def _named(noun: str, field: str, descr: str, rng: random.Random) -> str:
-    """A thing the user gives by name rather than id: "Lisbon Airport", "the task 'Set up
-    onboarding emails'", "the account whose account type is 'credit'"."""
+    """A thing the user gives by name rather than id, as its owner says it: "Lisbon Airport", "my
+    Everyday account", 'the task "Set up onboarding emails"'."""
     how = _described_as(field)
     if how == "named":
-        return rng.choice((descr, f"the {noun} named '{descr}'", f"{noun} {descr}"))
+        if _alone(noun, field, descr) or rng.random() < 0.25:
+            return descr
+        return f"my {descr} {noun}" if noun in _OWNED else f"the {descr} {noun}"
     if how == "titled":
-        return rng.choice((f"the {noun} '{descr}'", f"the {noun} titled '{descr}'"))
-    return f"the {noun} {how} '{descr}'"
+        return rng.choice((f'my {noun} "{descr}"' if noun in _OWNED else f'the {noun} "{descr}"',
+                           f'the {noun} "{descr}"', f'"{descr}"'))
+    said = pick_out(noun, field, descr, rng)
+    return said.replace("the ", "my ", 1) if noun in _OWNED and said.startswith("the ") else said
 
 
 def mention(param: str, value: Any, kind: str, rng: random.Random, **info: Any) -> str:
@@ -221,22 +327,17 @@ def mention(param: str, value: Any, kind: str, rng: random.Random, **info: Any) 
     if ent in _PREPOSITIONS or len(ent) < 3:  # `to` (recipients) -> the field's entity
         ent = info.get("source_entity") or "item"
     if kind == "result-item":
-        field, descr = info["descr_field"], info["descr"]
-        how = _described_as(field)
         item = info.get("item") or ent
         if item != ent and item not in ent and ent not in item:
-            return rng.choice((f"the {ent} of the {item} {how} '{descr}'",
-                               f"the {ent} from the {item} {how} '{descr}'"))
-        return rng.choice((f"the {ent} {how} '{descr}'", f"the {ent} {how} '{descr}' from that list",
-                           f"the one {how} '{descr}'"))
+            return f"the {ent} of {pick_out(item, info['descr_field'], info['descr'], rng)}"
+        return pick_out(ent, info["descr_field"], info["descr"], rng)
     if kind == "named":
         return _named(ent, info["descr_field"], info["descr"], rng)
     if kind == "result-ordinal":
-        return rng.choice((f"the first {ent} in that list", f"the first {ent} it returns",
-                           f"the top {ent} from those results"))
+        return rng.choice((f"the first {ent} you listed", f"the first {ent} it returns",
+                           f"the top {ent} in those results"))
     if kind == "result-single":
-        return rng.choice((f"that {ent}", f"the same {ent}", f"the {ent} from before",
-                           f"the {ent} from that result"))
+        return rng.choice((f"that {ent}", f"this {ent}", f"the same {ent}"))
     text = render_value(value)
     if kind == "id":
         if param.endswith("_id") and rng.random() < 0.3:
@@ -298,23 +399,171 @@ def render_turn(steps: Sequence[str], rng: random.Random, follow_up: bool) -> st
     return " ".join(out)
 
 
-def summary_reply(name: str, result: Any, rng: random.Random) -> str:
-    """A short closing assistant message over the last result of a turn."""
-    facts: list[str] = []
+_PAST = {"create": "created", "add": "added", "update": "updated", "edit": "edited", "set": "set",
+         "change": "changed", "delete": "deleted", "remove": "removed", "cancel": "cancelled",
+         "send": "sent", "book": "booked", "reserve": "reserved", "schedule": "scheduled",
+         "transfer": "made the transfer for", "approve": "approved", "reject": "rejected",
+         "submit": "submitted", "post": "posted", "close": "closed", "open": "opened",
+         "assign": "assigned", "move": "moved", "rename": "renamed", "archive": "archived",
+         "pay": "paid", "place": "placed", "lock": "locked", "unlock": "unlocked", "start": "started",
+         "stop": "stopped", "merge": "merged", "reply": "replied to", "forward": "forwarded",
+         "mark": "marked", "write": "wrote", "rate": "rated", "run": "ran", "trigger": "triggered",
+         "invite": "invited", "follow": "followed", "like": "liked", "rollback": "rolled back"}
+_DETAIL_KEYS = ("status", "state", "type", "kind", "category", "city", "role", "priority", "date",
+                "start", "when", "due", "time")
+_ID_VALUE = re.compile(r"^[A-Z]{2,6}-\d+$")
+_SHOWN_ITEMS = 5
+
+
+def _label(item: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(the field that names an item, how a reply writes it): a name as it is, a title in quotes,
+    else its own id ("order ORD-0012" reads as an order number)."""
+    for key in (*_NAME_FIELDS, *_TITLE_FIELDS):
+        v = item.get(key)
+        if isinstance(v, str) and v.strip():
+            return key, (f'"{v}"' if key in _TITLE_FIELDS else v)
+    for key in ("email", "handle", "code", "sku", "ticker", "version", "tag", "city"):
+        v = item.get(key)
+        if isinstance(v, str) and v.strip():
+            return key, v
+    for key, v in item.items():
+        if isinstance(v, str) and _ID_VALUE.match(v) and (key == "id" or key.endswith("_id")):
+            return key, f"{humanize(key) if key != 'id' else 'number'} {v}"
+    for key, v in item.items():
+        if isinstance(v, str) and 2 <= len(v) <= 40 and not _DATE.match(v):
+            return key, v
+    return None, None
+
+
+def _detail(key: str, value: Any, currency: str | None) -> str | None:
+    """One field of an item as words in a reply ("total $42.50", "delivered on April 12",
+    "pending"), or None for what a reader would not want read out (ids, long text, lists)."""
+    if value is None or isinstance(value, (list, dict)) or key in ("currency",):
+        return None
+    text = say_value(key, value, currency)
+    if len(text) > 48 or (isinstance(value, str) and _ID_VALUE.match(value)):
+        return None
+    if isinstance(value, str) and _DATE.match(value):
+        return text if key in ("date", "when", "day") else f"{humanize(key)} {text}"
+    if key in ("status", "state", "type", "kind", "category", "role", "priority", "city") \
+            and isinstance(value, str):
+        return text
+    return f"{humanize(key)} {text}"
+
+
+def describe_item(item: Mapping[str, Any], also: Sequence[str] = (), limit: int = 2) -> str:
+    """One listed object as a reader sees it: its name (or title, or number) and a few details,
+    `also` (fields a later turn picks it out by) always among them: "Everyday (checking, balance
+    $1,240.50)"."""
+    for inner in [v for v in item.values() if isinstance(v, dict)]:  # {"artifact": {...}, "status": ..}
+        item = {**inner, **{k: v for k, v in item.items() if not isinstance(v, dict)}}
+    key, label = _label(item)
+    currency = item.get("currency") if isinstance(item.get("currency"), str) else None
+    keys = [k for k in also if k in item and k != key]
+    keys += [k for k in _DETAIL_KEYS if k in item and k not in keys and k != key]
+    keys += sorted(k for k in item if _money(k, item[k]) and k not in keys and k != key)
+    keys += [k for k in item if isinstance(item[k], str) and _DATE.match(item[k]) and k not in keys
+             and k != key]
+    details: list[str] = []
+    for k in keys:
+        d = _detail(k, item[k], currency)
+        if d is not None and d not in details and (len(details) < limit or k in also):
+            details.append(d)
+    if label is None:
+        label, details = (details[0], details[1:]) if details else ("one item", [])
+    return f"{label} ({', '.join(details)})" if details else label
+
+
+def _listed(result: Any) -> tuple[str, list[dict[str, Any]]] | None:
+    """The list of objects a listing returns (a top-level key beside nothing but counts and paging:
+    `{"tasks": [...], "total": 1, "next_offset": null}`) and its key; None for a record, even one
+    that holds lists (a project with its milestones)."""
+    if not isinstance(result, dict):
+        return None
+    lists = [k for k, v in result.items()
+             if isinstance(v, list) and (not v or all(isinstance(x, dict) for x in v))]
+    rest = [v for k, v in result.items() if k not in lists]
+    if lists and all(v is None or isinstance(v, (int, float, bool)) or isinstance(v, str) and len(v) <= 12
+                     and not _ID_VALUE.match(v) for v in rest):
+        return lists[0], result[lists[0]]
+    return None
+
+
+def _record(result: Any) -> Any:
+    """The record a result is about: `{"account": {...}}` -> the account."""
     if isinstance(result, dict):
-        for key, value in result.items():
-            if len(facts) >= 3:
-                break
-            if isinstance(value, list):
-                facts.append(f"{len(value)} {humanize(key)}")
-            elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
-                text = render_value(value)
-                if len(text) <= 60:
-                    facts.append(f"{humanize(key)}: {text}")
-    body = "; ".join(facts) or f"{humanize(name)} completed"
-    frame = rng.choice(("Done. {b}.", "Here's what I got: {b}.", "All set: {b}.",
-                        "That's done — {b}.", "Finished. {b}."))
-    return frame.replace("{b}", body)
+        nested = [v for v in result.values() if isinstance(v, dict)]
+        if len(nested) == 1 and all(isinstance(v, (dict, list)) or v is None for v in result.values()):
+            return nested[0]
+    return result
+
+
+def _show(item: Mapping[str, Any], show: Mapping[str, Sequence[str]]) -> list[str] | None:
+    """The fields by which a later turn picks `item` out, when it does (None: it does not)."""
+    found = [f for v in item.values() if isinstance(v, (str, int)) and not isinstance(v, bool)
+             for f in show.get(repr(v), ())]
+    return found if found or any(repr(v) in show for v in item.values()) else None
+
+
+def describe_result(spec: ToolSpec, result: Any, rng: random.Random,
+                    show: Mapping[str, Sequence[str]] | None = None) -> str:
+    """A written sentence or two for one call's result, the way an assistant tells a person what
+    it found or did: the items a listing returned by name with a detail or two (the first few, and
+    every item a later turn refers to, with the field it is picked out by: `show`, repr(id) ->
+    fields), a record's name and details, or what a change did."""
+    show = show or {}
+    result = _record(result)
+    words = tokens(spec.name)
+    verb = words[0] if words else ""
+    noun = " ".join(w for w in words[1:] if w not in _PREPOSITIONS) or "request"
+    listed = _listed(result)
+    if listed is not None and not (spec.write and not listed[1]):
+        key, items = listed
+        what = humanize(key)
+        if not items:
+            return rng.choice((f"I couldn't find any {what}.", f"There are no {what} that match.",
+                               f"Nothing came up: no {what}."))
+        keep = [i for i, it in enumerate(items) if i < _SHOWN_ITEMS or _show(it, show) is not None]
+        parts = [describe_item(items[i], _show(items[i], show) or ()) for i in keep]
+        head = (rng.choice((f"I found one of them: {parts[0]}.", f"There's just one: {parts[0]}."))
+                if len(items) == 1 else
+                rng.choice((f"I found {len(items)} {what}: {_join(parts)}.",
+                            f"There are {len(items)} {what}: {_join(parts)}.",
+                            f"Here are the {what} — {_join(parts)}.")))
+        more = len(items) - len(keep)
+        return head + (f" There {'is' if more == 1 else 'are'} {more} more." if more > 0 else "")
+    if isinstance(result, dict):
+        also = _show(result, show) or ()
+        text = describe_item(result, also, limit=3)
+        if spec.write:
+            past = _PAST.get(verb)
+            if past is None:
+                head = rng.choice((f"Done: {text}.", f"That's done — {text}."))
+            else:
+                head = rng.choice((f"I've {past} the {noun}: {text}.", f"Done — I {past} the {noun}: {text}.",
+                                   f"The {noun} is {past}: {text}."))
+        else:
+            head = rng.choice((f"Here's the {noun}: {text}.", f"I've got it: {text}.",
+                               f"This is what I see for the {noun}: {text}."))
+        return " ".join([head, *_inner_lists(result, show)])
+    return f"The {noun} came back as {render_value(result)}."
+
+
+def _inner_lists(record: Mapping[str, Any], show: Mapping[str, Sequence[str]]) -> list[str]:
+    """Sentences for the lists of objects a record holds (a room's bookings, an order's items): the
+    first three, and every one a later turn refers to."""
+    out = []
+    for key, value in record.items():
+        if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
+            continue
+        keep = [it for i, it in enumerate(value) if i < 3 or _show(it, show) is not None]
+        parts = [describe_item(it, _show(it, show) or ()) for it in keep]
+        what = humanize(key)
+        more = f", and {len(value) - len(keep)} more" if len(value) > len(keep) else ""
+        out.append(f"{what[:1].upper() + what[1:]}: {_join(parts)}{more}.")
+        if len(out) == 2:
+            break
+    return out
 
 
 def clarify_question(param: str, rng: random.Random) -> str:
@@ -350,18 +599,17 @@ def _short_mention(param: str, value: Any, kind: str, entity: str | None, rng: r
     """How a value reads inside a written request (the request supplies the surrounding words)."""
     noun = entity.replace("_", " ") if entity else entity_of(param)
     if kind == "result-item":
-        field, descr = info["descr_field"], info["descr"]
-        how = _described_as(field)
-        return rng.choice((f"the {noun} {how} '{descr}'", f"the one {how} '{descr}'",
-                           f"the {noun} {how} '{descr}' from that list"))
+        item = info.get("item") or noun
+        if item != noun and item not in noun and noun not in item:
+            return f"the {noun} {rng.choice(('of', 'on', 'behind'))} {pick_out(item, info['descr_field'], info['descr'], rng)}"
+        return pick_out(noun, info["descr_field"], info["descr"], rng)
     if kind == "named":
         return _named(noun, info["descr_field"], info["descr"], rng)
     if kind == "result-ordinal":
-        return rng.choice((f"the first {noun} in that list", f"the top {noun} there",
+        return rng.choice((f"the first {noun} you listed", f"the top {noun} there",
                            "the first one it shows"))
     if kind == "result-single":
-        return rng.choice((f"that {noun}", f"the same {noun}", f"the {noun} from before",
-                           f"the {noun} you just found"))
+        return rng.choice((f"that {noun}", f"this {noun}", f"the same {noun}"))
     if kind == "enum":
         return str(info.get("words") or value)
     if kind == "bool":
@@ -370,7 +618,7 @@ def _short_mention(param: str, value: Any, kind: str, entity: str | None, rng: r
         return "yes" if value else "no"
     text = render_value(value)
     if kind == "id":
-        return f"{noun} {text}" if entity and rng.random() < 0.35 else text
+        return f"{noun} {text}" if entity and "@" not in text and rng.random() < 0.35 else text
     if kind == "text":
         return f'"{text}"'
     return text
@@ -383,25 +631,49 @@ def _vague(param: str, entity: str | None, number: bool) -> str:
     return "some" if number else f"a {humanize(param)}"
 
 
-_ME = re.compile(r"\b(I'm|I am|this is|it's) \{([a-z_][a-z0-9_]*)\}")  # the user says who they are
+SPEAKER = re.compile(r"\b(I'm|I am|this is|it's) \{([a-z_][a-z0-9_]*)\}")
+"""Where a written request has the user say who they are ("I'm {customer_id}")."""
+_ME = SPEAKER
 
 
 def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str, Any]]],
                  entities: dict[str, str | None], rng: random.Random, withheld: str | None = None,
-                 numbers: frozenset[str] = frozenset()) -> str:
+                 numbers: frozenset[str] = frozenset(), introduced: dict[str, Any] | None = None) -> str:
     """A written request (data/intents) with each ``{param}`` replaced by its mention; mentions the
-    request has no place for are added at the end, so every value the call needs is written."""
+    request has no place for are added at the end, so every value the call needs is written.
+
+    `introduced` (parameter -> value) is who the user has already said they are in this
+    conversation: a request's "I'm {customer_id}" for the same person is left out rather than said
+    again (the value is in an earlier turn), and a first statement is recorded there."""
     by_param = {m[0]: m for m in mentions}
     placed: set[str] = set()
+    for match in list(_ME.finditer(template)):  # said before, or known from a result: not said
+        got = by_param.get(match.group(2))
+        if match.group(2) != withheld and (got is None or got[1].startswith("result")):
+            cut = drop_identity(template, match.group(2))
+            if cut != template:
+                template = cut
+                placed.add(match.group(2))
+    if introduced is not None:
+        for param, value in introduced.items():
+            got = by_param.get(param)
+            if got is not None and repr(got[2]) != repr(value) or param == withheld:
+                continue
+            cut = drop_identity(template, param)
+            if cut != template:
+                template = cut
+                placed.add(param)
 
     def sub(match: re.Match[str]) -> str:
         param = match.group(1)
         if param == withheld:
             return _vague(param, entities.get(param), param in numbers)
         got = by_param.get(param)
-        if got is None:
+        if got is None:  # given in an earlier turn
             entity = entities.get(param)
-            return f"the same {entity.replace('_', ' ')}" if entity else "the same"
+            if not entity:
+                return "the same"
+            return rng.choice(("the same ", "that ", "this ")) + entity.replace("_", " ")
         placed.add(param)
         _, kind, value, info = got
         return _short_mention(param, value, kind, entities.get(param), rng, **info)
@@ -419,6 +691,8 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
             return f"{lead} a {noun} here"
         placed.add(param)
         _, kind, value, info = got  # type: ignore[misc]
+        if introduced is not None and kind in ("id", "named"):
+            introduced[param] = value
         if kind == "named" and _described_as(info["descr_field"]) == "named":
             return f"{lead} {info['descr']}"
         if kind == "id":
@@ -428,8 +702,6 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
             if "@" in text:
                 return rng.choice((f"{lead} {text}", f"{'M' if start else 'm'}y email is {text}"))
             return rng.choice((f"{'M' if start else 'm'}y {noun} ID is {text}", f"{lead} {noun} {text}"))
-        if kind == "result-single":
-            return rng.choice((f"{lead} the {noun} from before", f"{lead} still the same {noun}"))
         return f"{lead} {_short_mention(param, value, kind, entity, rng, **info)}"
 
     text = PLACEHOLDER.sub(sub, _ME.sub(me, template))
@@ -440,23 +712,126 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
     return text[:1].upper() + text[1:]
 
 
-_ACKS = ("Thanks.", "OK.", "Got it.", "Perfect.", "Nice.", "Right.", "Good.", "Cool.", "Alright.",
-         "Thank you.", "Great, thanks.", "Hm, OK.", "Understood.", "Lovely.")
-_THEN = ("Then ", "After that, ", "Also, ", "And ", "Next, ", "Once that's done, ", "Then also: ",
-         "Oh, and ", "Plus, ", "When you're done, ")
+def drop_identity(template: str, param: str) -> str:
+    """`template` without its "I'm {param}" clause (the user said who they are before): a sentence
+    of its own, a trailing "; I'm {param}" / ", this is {param}", or a leading "I'm {param} and" /
+    "I'm {param}, "; unchanged when the clause sits anywhere else."""
+    who = r"(?:I'm|I am|this is|it's) \{" + re.escape(param) + r"\}"
+    for rx, by in ((r"(^|(?<=[.!?]))\s*" + who + r"\s*[.!]", r"\1"),
+                   (r"\s*[;,]\s*" + who + r"(?=\s*[.!?])", ""),
+                   (r"(^|(?<=[.!?] ))" + who + r"(?: and|,|;)\s+", r"\1")):
+        cut = re.sub(rx, by, template, count=1, flags=re.I)
+        if cut != template:
+            cut = cut.strip()
+            return re.sub(r"(^|[.!?] )([a-z])", lambda m: m.group(1) + m.group(2).upper(), cut)
+    return template
 
 
-def join_requests(requests: Sequence[str], rng: random.Random, follow_up: bool) -> str:
-    """One user turn from several written requests: joined with varied connectives, and on a
-    follow-up turn sometimes a short acknowledgement first."""
+_ACKS = ("Thanks.", "OK.", "Got it.", "Nice.", "Right.", "Alright.", "Thank you.", "Hm, OK.",
+         "Lovely.")
+LINKS: dict[str, tuple[str, ...]] = {
+    # the next request uses what this one finds: a condition or a consequence
+    "fed": ("Once you've found it, ", "If it's there, ", "With that, ", "When you have it, ",
+            "Using that, ", "If you find it, ", "Then ", "Based on that, "),
+    # the next request comes after a change: it goes ahead only if the change went through
+    "after_write": ("If that goes through, ", "Once that's done, ", "If that works, ",
+                    "When that's done, ", "Assuming that goes fine, ", "After that, "),
+    # unrelated requests of one person's errand
+    "apart": ("Also, ", "While you're at it, ", "Separately, ", "Oh, and ", "And ",
+              "On another note, ", "Another thing: "),
+}
+"""How one request leads to the next, by how they relate (see ``join_requests``)."""
+
+
+def join_requests(requests: Sequence[str], rng: random.Random, follow_up: bool,
+                  links: Sequence[str] | None = None) -> str:
+    """One user turn from several written requests, each joined to the one before by how it
+    relates to it (`links[i]`, a key of ``LINKS``: it uses what the one before finds, it follows a
+    change, or it is a separate errand); a rare short acknowledgement opens a follow-up."""
     out = []
     for i, req in enumerate(requests):
-        if i and rng.random() < 0.7:
-            lead = rng.choice(_THEN)
-            req = lead + req[:1].lower() + req[1:] if not req[:2].isupper() and not req.startswith("I ") \
-                else lead + req
+        link = links[i] if links is not None and i < len(links) else "apart"
+        if i and rng.random() < (0.85 if link != "apart" else 0.6):
+            lead = rng.choice(LINKS.get(link, LINKS["apart"]))
+            keep = req[:2].isupper() or req.startswith(("I ", "I'")) or req[:1] == '"'
+            req = lead + (req if keep else req[:1].lower() + req[1:])
         out.append(req)
     text = " ".join(out)
-    if follow_up and rng.random() < 0.3:
+    if follow_up and rng.random() < 0.04:
         text = rng.choice(_ACKS) + " " + text
     return text
+
+
+@dataclass(frozen=True)
+class Persona:
+    """The one person who talks in a conversation: who they are (their name, when the state has
+    one for the ids the conversation acts on) and how they talk, drawn once from the example's
+    seed and kept for every turn."""
+
+    name: str | None
+    brief: bool  # short turns: no greeting, rarely a reason
+    polite: bool  # "please", "thanks"
+    typos: bool  # now and then a slip of the keyboard
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "brief": self.brief, "polite": self.polite, "typos": self.typos}
+
+
+def draw_persona(rng: random.Random, name: str | None = None) -> Persona:
+    """A persona for one conversation (`rng`: the example's own stream)."""
+    return Persona(name, brief=rng.random() < 0.4, polite=rng.random() < 0.6, typos=rng.random() < 0.2)
+
+
+_TYPO_WORD = re.compile(r"(?<![{\w'])[a-z]{5,}(?![}\w'])")
+
+
+def typo(text: str, rng: random.Random) -> str:
+    """One slip of the keyboard in a plain lower-case word of `text` (two inner letters swapped);
+    words inside ``{placeholders}`` or quotes are never touched."""
+    outside = re.sub(r'"[^"]*"', lambda m: " " * len(m.group(0)), text)
+    spots = [m for m in _TYPO_WORD.finditer(outside)]
+    if not spots:
+        return text
+    m = rng.choice(spots)
+    w = m.group(0)
+    i = rng.randrange(1, len(w) - 2)
+    if w[i] == w[i + 1]:
+        return text
+    slip = w[:i] + w[i + 1] + w[i] + w[i + 2:]
+    return text[:m.start()] + slip + text[m.end():]
+
+
+def wants_motive(persona: Persona, rng: random.Random, first: bool) -> bool:
+    """Whether this turn carries the conversation's one reason (asked until it is given once): a
+    chatty persona usually gives it with the first request, a brief one seldom, later turns now
+    and then."""
+    if first:
+        return rng.random() < (0.2 if persona.brief else 0.6)
+    return rng.random() < (0.05 if persona.brief else 0.2)
+
+
+_GREETINGS = ("Hi! ", "Hello! ", "Hey there. ", "Hi. ", "Good morning! ", "Hey! ", "Hello. ",
+              "Morning! ", "Hi, hope you're well. ", "Evening! ")
+_THANKS = (" Thanks!", " Thank you.", " Thanks in advance.", " Thanks a lot.", " Thank you!")
+_LATER_THANKS = (" Thanks.", " Thank you.", " Thanks!", " Cheers, thanks.")
+
+
+def speak(persona: Persona, text: str, rng: random.Random, first: bool,
+          motive: str | None = None) -> str:
+    """A request as this persona says it: a chatty one greets at the start; the reason given with
+    it (`motive`, a sentence of the app's: "I'm planning my budget for next month.", when the
+    caller has one for this turn: see ``wants_motive``) before or after it; a polite one thanks;
+    the name is said at most once, in the first turn."""
+    out = text
+    if motive:
+        out = motive + " " + out if rng.random() < 0.5 else out + " " + motive
+    if first and not persona.brief and rng.random() < 0.35:
+        greet = rng.choice(_GREETINGS)
+        if persona.name and persona.name not in text and rng.random() < 0.35:
+            greet = f"Hi, this is {persona.name.split()[0]}. "
+        out = greet + out
+    low = out.lower()
+    if persona.polite and not any(w in low for w in ("please", "thank", "could you", "would you")):
+        if rng.random() < 0.7:
+            out = out.rstrip() + rng.choice(_THANKS if first else _LATER_THANKS)
+    return out

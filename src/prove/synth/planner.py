@@ -4,7 +4,7 @@ every argument from earlier results, the live sampling context, the schema and t
     Planner(convo, attempts=8, params=ToolParams()).run()   # fills convo.scratch["plans"] (per turn)
 
 Arguments come from earlier results along the chain's explicit edges (an item picked from a list
-and described by a distinguishing field, e.g. "the account named 'Everyday'"; `plan_results`), from
+and described by a distinguishing field, e.g. "the Everyday account"; `plan_results`), from
 a lookup (the user names a thing instead of giving its id; a listing of its kind, scoped by the
 conversation's ids, resolves it and becomes a call of the turn, `Planned.lookups`; `plan_lookup`),
 from the live sampling context (ids, cities, emails that exist), the schema (enums, bounds) and the
@@ -31,6 +31,7 @@ from prove.graph.chains import Edge
 from prove.graph.features import PAGING
 from prove.synth.intents import placeholders, tool_intents
 from prove.synth.machine import Conversation, Infeasible, State, TurnSpec
+from prove.synth.phrasing import SPEAKER
 from prove.synth.plan_errors import Lessons, learn
 from prove.synth.plan_lookup import Belonging, Pick, Resolvers, listing_arguments, pick_named
 from prove.synth.plan_results import (
@@ -49,7 +50,7 @@ from prove.synth.sampling import StateLinks, param_kind
 __all__ = ["LOOKUP_RATE", "Mention", "Planned", "Planner", "Resolvers", "ToolParams", "turn_calls",
            "user_value"]
 
-LOOKUP_RATE = 0.5  # how often an id the user supplies is named instead, where a listing resolves it
+LOOKUP_RATE = 0.9  # how often an id the user supplies is named instead, where a listing resolves it
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,23 @@ def _param_schema(spec: ToolSpec, param: str) -> dict[str, Any]:
     return base_schema(spec.input_schema.get("properties", {}).get(param, {}))
 
 
+def _speaking(spec: ToolSpec) -> frozenset[str]:
+    """The parameters that are the user themself in the tool's requests ("I'm {customer_id}")."""
+    written = tool_intents(spec.server, spec.name)
+    return frozenset(m.group(2) for a in (written.ask if written else ()) for m in SPEAKER.finditer(a))
+
+
+def _near(belongs: Belonging | None, kind: str, value: Any, hits: list[Any]) -> bool:
+    """Whether a listed id the user would name is theirs: it belongs with the conversation's ids,
+    or its listed object holds an id one of the conversation's records holds (the customer of the
+    account the user already named); True when the conversation has no ids yet."""
+    if belongs is None:
+        return True
+    linked = {k.split(":", 1)[1] for k, recs in belongs.held.items() if recs & belongs.mine}
+    return any(h.value == value and (belongs(kind, value, h.item) or strings(h.item) & linked)
+               for h in hits)
+
+
 class Planner:
     """Rehearses every act turn of a script on a fork episode (see the module docstring)."""
 
@@ -151,6 +169,9 @@ class Planner:
         self.by_step: dict[int, Planned] = {}
         # (server, param) -> how the user gave it, for reuse in later steps
         self.given: dict[tuple[str, str], Mention] = {}
+        # (server, entity kind) -> how the user said who they are ("I'm {customer_id}")
+        self.speakers: dict[tuple[str, str], Mention] = {}
+        self._worlds: dict[tuple[str, tuple[tuple[str, str], ...]], Belonging] = {}
         turns = convo.script.turns
         # the call a clarification is about: its ids are written (one of them is withheld and
         # asked for), not named, or nothing would be left to withhold
@@ -264,10 +285,21 @@ class Planner:
         err = (last or {}).get("error", "no arguments")
         raise Infeasible(f"step {step} ({intent}) fails on seed {self.c.script.seed}: {str(err)[:160]}")
 
+    def _speaker(self, spec: ToolSpec, param: str) -> Mention | None:
+        """How the user gave who they are, when `param` is who is speaking ("I'm {customer_id}" in
+        the tool's requests) and they said it before on this server (for any parameter of the kind)."""
+        kind = param_kind(spec, param)
+        if kind is None or param not in _speaking(spec):
+            return None
+        return self.speakers.get((spec.server, kind))
+
     def _remember(self, planned: Planned) -> None:
         self.by_step[planned.step] = planned
         spec = self.reg.tool(planned.tool)
         for m in planned.mentions:
+            kind = param_kind(spec, m.param)
+            if kind is not None and m.kind in ("id", "named") and m.param in _speaking(spec):
+                self.speakers.setdefault((spec.server, kind), m)
             if m.kind in ("id", "value", "named") and _reusable(spec, m.param) \
                     and (spec.server, m.param) not in self.given:
                 self.given[(spec.server, m.param)] = m
@@ -377,6 +409,10 @@ class Planner:
         if param in lessons.pinned:
             return Mention(param, "id", rng.choice(lessons.pinned[param]), {})
         given = self.given.get((spec.server, param))
+        speaker = self._speaker(spec, param)
+        if speaker is not None and param not in (redraw or ()) \
+                and repr(speaker.value) not in tried.get(param, ()):  # one person throughout
+            return Mention(param, speaker.kind, speaker.value, {**speaker.info, "repeat": True})
         if given is not None and param not in (redraw or ()) and rng.random() < 0.95 \
                 and repr(given.value) not in tried.get(param, ()):
             return Mention(param, given.kind, given.value, {**given.info, "repeat": True})
@@ -416,8 +452,12 @@ class Planner:
         used = self._used(spec, args)
         if not used:
             return None
-        return Belonging.of(self.links.records(spec.server, self.c.script.seed), used,
-                            self.c.ctx.attrs)
+        key = (spec.server, tuple((k, repr(v)) for k, v in used))
+        found = self._worlds.get(key)
+        if found is None:  # the same ids give the same world: built once per conversation
+            found = self._worlds[key] = Belonging.of(self.links.records(spec.server, self.c.script.seed),
+                                                     used, self.c.ctx.attrs)
+        return found
 
     def _lookup(self, at: Attempt, param: str, draft: Draft) -> Mention | None:
         """The user names the thing instead of giving its id: a listing of its kind, scoped by the
@@ -449,9 +489,12 @@ class Planner:
                     if not logged["ok"]:
                         continue
                     result = logged["result"]
-                named = pick_named(find_key(result, resolver.id_field), pick, self.rng)
+                hits = find_key(result, resolver.id_field)
+                named = pick_named(hits, pick, self.rng)
                 if named is None:
                     continue
+                if not rargs and not _near(pick.belongs, kind, named.value, hits):
+                    continue  # an unscoped listing's other people's things: the user gives the id
                 if earlier is None:
                     draft.lookups[param] = Planned(at.step, resolver.tool, dict(rargs), [],
                                                    result=result, intent="lookup")

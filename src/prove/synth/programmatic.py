@@ -6,10 +6,15 @@ slips and recoveries included.
     outcome = await run_conversation(script, teacher, env)
 
 User turns render each planned call with one of the tool's written requests (data/intents) and
-its arguments in the user's words: a value the call needs is written, fed by an earlier result
-("the account you just found"), or, for an id a listing resolves, given by name ("the account
-named 'Everyday'"; `lookup_rate`), in which case the listing call goes into the turn's ground
-truth before the call that needs the id. As the assistant it issues the planned calls (lookups
+its arguments in the user's words, spoken by one persona per conversation (drawn from the
+example's seed: brief or chatty, polite or curt, a typo now and then; who they are said once): a
+value the call needs is written, fed by an earlier result ("that account", "the downtown order"),
+or, for an id a listing resolves, given by name ("my Everyday account"; `lookup_rate`), in which
+case the listing call goes into the turn's ground truth before the call that needs the id.
+Requests of one turn are joined by how they relate (a condition on what the first finds, a
+consequence of a change), with one reason per conversation (data/intents motives). The closing
+reply of a turn says in sentences what the calls found or did and shows every item a later turn
+refers to. As the assistant it issues the planned calls (lookups
 first) one by one; with a small seeded probability it slips (drops a required argument, misnames
 the tool) and repairs the call from the error's structured detail (prove.env.errors); with an enum
 removed from the offered schema it first sends the user's words and then the offered value closest
@@ -19,11 +24,12 @@ to them. Deterministic for a seed.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from typing import Any
 
 from prove.synth import phrasing as P
-from prove.synth.intents import placeholders, tool_intents
+from prove.synth.intents import intents_of, placeholders, tool_intents
 from prove.synth.machine import Action, Conversation, TeacherError
 from prove.synth.planner import (
     LOOKUP_RATE,
@@ -34,6 +40,7 @@ from prove.synth.planner import (
     turn_calls,
     user_value,
 )
+from prove.synth.records import derived_rng
 from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["ProgrammaticTeacher", "Planned", "repair_call"]
@@ -85,6 +92,47 @@ def _entities(spec: Any) -> dict[str, str | None]:
     return {q: param_kind(spec, q) for q in spec.params}
 
 
+def _links(convo: Conversation, plans: list[Planned]) -> list[str]:
+    """How each planned request of a turn follows the one before (a key of ``phrasing.LINKS``): it
+    uses a value the one before returned ("fed"), it comes after a change ("after_write"), or it is
+    a separate errand ("apart")."""
+    out = ["apart"]
+    for prev, p in zip(plans, plans[1:], strict=False):
+        seen = json.dumps(prev.result, default=str)
+        if any(m.kind.startswith("result") and json.dumps(m.value, default=str).strip('"') in seen
+               for m in p.mentions):
+            out.append("fed")
+        elif convo.env.registry.tool(prev.tool).write:
+            out.append("after_write")
+        else:
+            out.append("apart")
+    return out
+
+
+def _referred(later: list[list[Planned]]) -> dict[str, list[str]]:
+    """The values later turns take from results or name (repr -> the fields they pick the item out
+    by): what a reply must show where its results hold them."""
+    out: dict[str, list[str]] = {}
+    for plans in later:
+        for p in plans:
+            for m in p.mentions:
+                if m.kind.startswith("result") or m.kind == "named":  # a listing may have shown it
+                    for v in m.value if isinstance(m.value, list) else [m.value]:
+                        fields = out.setdefault(repr(v), [])
+                        if m.info.get("descr_field") and m.info["descr_field"] not in fields:
+                            fields.append(m.info["descr_field"])
+    return out
+
+
+def _holds(result: Any, show: dict[str, list[str]]) -> bool:
+    """Whether a result holds a value a later turn takes from it."""
+    if isinstance(result, dict):
+        return any(_holds(v, show) for v in result.values())
+    if isinstance(result, list):
+        return any(_holds(v, show) for v in result)
+    return repr(result) in show
+
+
 class ProgrammaticTeacher:
     """Deterministic teacher: plan on a fork, then render and act (see module docstring)."""
 
@@ -110,6 +158,22 @@ class ProgrammaticTeacher:
         if self.links is None or self.links.registry is not convo.env.registry:
             self.links = StateLinks(convo.env.registry)
         Planner(convo, self.attempts, self.params, self.resolvers, self.links, self.lookup_rate).run()
+        convo.scratch["persona"] = P.draw_persona(derived_rng("persona", convo.script.example_id,
+                                                              convo.script.seed), self._who(convo))
+        convo.scratch["introduced"] = {}
+
+    def _who(self, convo: Conversation) -> str | None:
+        """The user's name where the conversation acts on a person it names (the customer the
+        calls are for, looked up by name): the persona's own; None when no call names one."""
+        for plans in convo.scratch["plans"]:
+            for p in plans:
+                spec = convo.env.registry.tool(p.tool)
+                for m in p.mentions:
+                    kind = param_kind(spec, m.param)
+                    if m.kind == "named" and kind and P._person(kind.replace("_", " ")) \
+                            and m.info.get("descr_field") in ("name", "full_name", "display_name"):
+                        return str(m.info["descr"])
+        return None
 
     # -- user side -------------------------------------------------------------------------
     async def user_message(self, convo: Conversation, k: int) -> str:
@@ -122,6 +186,8 @@ class ProgrammaticTeacher:
             return P.supply_text(withheld["param"], withheld["value"], rng, withheld.get("words"))
         plans = convo.scratch["plans"][k + 1 if spec.kind == "clarify" else k]
         follow_up = any(t.kind == "act" for t in convo.script.turns[:k])
+        persona: P.Persona = convo.scratch["persona"]
+        introduced: dict[str, Any] = convo.scratch["introduced"]
         said: set[str] = convo.scratch.setdefault("said", set())
         now: set[str] = set()
         parts, written = [], True
@@ -134,7 +200,7 @@ class ProgrammaticTeacher:
                         m.param == hidden or repr(m.value) == repr(withheld["value"])):
                     continue
                 key = f"{m.param}={m.value!r}"
-                if m.info.get("repeat") and (key in now or key in said and rng.random() < 0.5):
+                if m.info.get("repeat") and (key in now or key in said and rng.random() < 0.85):
                     continue
                 now.add(key)
                 kept.append((m.param, m.kind, m.value,
@@ -143,7 +209,11 @@ class ProgrammaticTeacher:
                 entities = _entities(tool)
                 numbers = frozenset(q for q, sch in tool.input_schema.get("properties", {}).items()
                                     if sch.get("type") in ("integer", "number"))
-                parts.append(P.fill_request(p.template, kept, entities, rng, hidden, numbers))
+                template = p.template
+                if persona.typos and rng.random() < 0.3:
+                    template = P.typo(template, rng)
+                parts.append(P.fill_request(template, kept, entities, rng, hidden, numbers,
+                                            introduced if spec.kind != "clarify" else None))
             else:
                 written = False
                 phrase = rng.choice(P.tool_phrases(tool))
@@ -151,8 +221,17 @@ class ProgrammaticTeacher:
         if not (spec.kind == "clarify"):
             said |= now
         if written:
-            return P.join_requests(parts, rng, follow_up)
-        return P.render_turn(parts, rng, follow_up)
+            text = P.join_requests(parts, rng, follow_up, _links(convo, plans))
+        else:
+            text = P.render_turn(parts, rng, follow_up)
+        motive = None
+        if spec.kind == "act" and not convo.scratch.get("motive_given") and plans \
+                and P.wants_motive(persona, rng, first=k == 0):
+            found = intents_of(convo.env.registry.tool(plans[0].tool).server)
+            if found is not None and found.motives:
+                motive = rng.choice(found.motives)
+                convo.scratch["motive_given"] = True
+        return P.speak(persona, text, rng, first=k == 0, motive=motive)
 
     def _off_topic(self, convo: Conversation, k: int) -> str:
         topic = convo.script.turns[k].off_topic or {}
@@ -228,9 +307,20 @@ class ProgrammaticTeacher:
                 if slipped is not None:
                     return Action(calls=[slipped[0]], note="slip:" + slipped[1])
             return Action(calls=[call], note="planned")
-        last = ok[-1] if ok else None
-        return Action(text=P.summary_reply(last["name"] if last else "request",
-                                           last["result"] if last else {}, rng), note="summary")
+        return Action(text=self._reply(convo, k, plans, ok), note="summary")
+
+    def _reply(self, convo: Conversation, k: int, plans: list[Planned], ok: list[dict[str, Any]]) -> str:
+        """The assistant's closing message of turn k, in sentences: what each call (the lookups
+        only where a later turn refers to what they listed) found or did, showing every item a
+        later turn refers to, by the field the user will pick it out by."""
+        show = _referred(convo.scratch["plans"][k + 1:])
+        said = []
+        for p, call in zip(plans, ok, strict=False):
+            spec = convo.env.registry.tool(call["name"])
+            if p.intent == "lookup" and not _holds(call["result"], show):
+                continue
+            said.append(P.describe_result(spec, call["result"], convo.rng, show))
+        return " ".join(said[-4:]) if said else "Done."
 
     def _slip(self, convo: Conversation, call: dict[str, Any], rng: Any
               ) -> tuple[dict[str, Any], str] | None:
