@@ -10,7 +10,16 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id, moment, parse_moment
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    Limit,
+    Offset,
+    Page,
+    entity_id,
+    moment,
+    parse_moment,
+    text,
+)
 from prove.env.world import iso
 from prove_servers.cicd.state import (
     FINISHED,
@@ -179,7 +188,7 @@ def _artifact_of(state: CICDState, run_id: str) -> Artifact | None:
 @tool(sensitive=("owner",))
 def list_ci_projects(
     state: CICDState,
-    query: Annotated[str, Field(description="Case-insensitive substring of the name, repo or description.")] = "",
+    query: text("query", "Case-insensitive substring of the name, repo or description.") = "",
     owner: Annotated[Username | None, Field(description="Only projects this username owns.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -357,7 +366,7 @@ def retry_pipeline_run(state: CICDState, run_id: RunId, triggered_by: Actor) -> 
 def list_build_artifacts(
     state: CICDState,
     project_id: ProjectId,
-    version: Annotated[str | None, Field(description="Only versions starting with this, e.g. 'v2.4'.")] = None,
+    version: text("word", "Only versions starting with this, e.g. 'v2.4'.", listed="version", example="v2.4", optional=True) = None,
     passing_only: Annotated[bool, Field(description="Only artifacts whose build run passed.")] = False,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -533,8 +542,8 @@ def set_environment_variable(
     state: CICDState,
     project_id: ProjectId,
     environment: EnvParam,
-    name: Annotated[str, Field(min_length=1, max_length=64, description="UPPER_SNAKE name, e.g. 'LOG_LEVEL'.")],
-    value: Annotated[str, Field(min_length=1, max_length=500, description="Value to set.")],
+    name: text("title", "UPPER_SNAKE name, e.g. 'LOG_LEVEL'.", listed="name", example="LOG_LEVEL", min_length=1, max_length=64),
+    value: text("word", "Value to set.", min_length=1, max_length=500),
     secret: Annotated[bool, Field(description="Store as a secret: only the name stays visible.")] = False,
 ) -> EnvVariable:
     """Create or update an environment variable or secret of one environment of a project."""
@@ -558,9 +567,9 @@ def create_deploy_freeze(
     state: CICDState,
     project_id: ProjectId,
     environment: EnvParam,
-    starts_at: moment("Start, e.g. '2026-04-10T18:00'."),
-    ends_at: moment("End, after the start, at most 30 days later."),
-    reason: Annotated[str, Field(min_length=3, max_length=200, description="Why deploys are frozen.")],
+    starts_at: moment("Start, e.g. '2026-04-10T18:00'.", listed="starts_at"),
+    ends_at: moment("End, after the start, at most 30 days later.", listed="ends_at"),
+    reason: text("reason", "Why deploys are frozen.", listed="reason", min_length=3, max_length=200),
     created_by: Actor,
 ) -> DeployFreeze:
     """Block deployments to one environment of a project during a time window."""

@@ -14,10 +14,12 @@ from prove.env.types import (
     Limit,
     Offset,
     Page,
+    clock,
     day,
     entity_id,
     entity_ids,
     parse_day,
+    text,
 )
 from prove_servers.smarthome.state import (
     FIRMWARE_MIN_BATTERY,
@@ -229,8 +231,8 @@ def _check_action(state: SmartHomeState, home: Home, action: SceneAction, i: int
 @tool()
 def list_homes(
     state: SmartHomeState,
-    query: Annotated[str, Field(description="Case-insensitive substring of the home or owner name.")] = "",
-    city: Annotated[str | None, Field(description="Only homes in this city.")] = None,
+    query: text("query", "Case-insensitive substring of the home or owner name.") = "",
+    city: text("word", "Only homes in this city.", listed="city", optional=True) = None,
     mode: Annotated[HomeMode | None, Field(description="Only homes currently in this mode.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -332,9 +334,9 @@ def get_energy_usage(
     state: SmartHomeState,
     home_id: HomeId,
     start_date: Annotated[
-        day("First day.") | None, Field(description="First day (default: 7 days ago).")
+        day("First day.", listed="start_date") | None, Field(description="First day (default: 7 days ago).")
     ] = None,
-    end_date: Annotated[day("Last day.") | None, Field(description="Last day (default: yesterday).")] = None,
+    end_date: Annotated[day("Last day.", listed="end_date") | None, Field(description="Last day (default: yesterday).")] = None,
     room_id: Annotated[RoomId | None, Field(description="Only devices in this room of the home.")] = None,
     device_id: Annotated[DeviceId | None, Field(description="Only this metered device of the home.")] = None,
 ) -> EnergyReport:
@@ -483,9 +485,7 @@ def lock_door(state: SmartHomeState, device_id: DeviceId) -> Device:
 def unlock_door(
     state: SmartHomeState,
     device_id: DeviceId,
-    code: Annotated[str, Field(
-        pattern=r"^\d{4,6}$", description="The lock's 4-6 digit access code, as given by the user.",
-    )],
+    code: text("word", "The lock's 4-6 digit access code, as given by the user.", pattern=r"^\d{4,6}$"),
 ) -> Device:
     """Unlock a smart door lock with one of its access codes."""
     dev = _device(state, device_id)
@@ -506,9 +506,7 @@ def unlock_door(
 def create_scene(
     state: SmartHomeState,
     home_id: HomeId,
-    name: Annotated[str, Field(
-        min_length=1, max_length=60, description="Scene name, unique in the home, e.g. 'Reading'.",
-    )],
+    name: text("title", "Scene name, unique in the home, e.g. 'Reading'.", listed="name", example="Reading", min_length=1, max_length=60),
     actions: Annotated[list[SceneAction], Field(
         min_length=1, max_length=30,
         description="One entry per device of the home: the settings the scene applies to it.",
@@ -569,9 +567,7 @@ _TRIGGER_DEVICES: dict[str, tuple[tuple[DeviceType, ...], str, str]] = {
 def create_automation(
     state: SmartHomeState,
     home_id: HomeId,
-    name: Annotated[str, Field(
-        min_length=1, max_length=60, description="Automation name, unique in the home.",
-    )],
+    name: text("title", "Automation name, unique in the home.", listed="name", min_length=1, max_length=60),
     trigger: Annotated[Trigger, Field(
         description="What fires it: a time of day, motion, a door opening, or a temperature threshold.",
     )],
@@ -580,9 +576,7 @@ def create_automation(
         description="Device watched: a motion sensor (motion), a lock or contact sensor (door_open), "
         "a thermostat or temperature sensor (temperature). Not for 'time'.",
     )] = None,
-    at_time: Annotated[str | None, Field(
-        pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="For trigger 'time': local time HH:MM.",
-    )] = None,
+    at_time: clock("For trigger 'time': local time HH:MM.", optional=True) = None,
     threshold_c: Annotated[float | None, Field(
         ge=-20, le=50, description="For trigger 'temperature': fire when the reading rises above this °C.",
     )] = None,

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day, text
 from prove_servers.socialfeed.state import (
     MAX_COMMENT_CHARS,
     MAX_COMMENT_DEPTH,
@@ -276,8 +276,8 @@ def _comment_view(state: SocialState, c: Comment) -> CommentView:
 @tool()
 def search_social_profiles(
     state: SocialState,
-    query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of the handle or display name; '@' is ignored.")] = "",
-    city: Annotated[str | None, Field(description="Only profiles in this city.")] = None,
+    query: text("query", "Case-insensitive substring of the handle or display name; '@' is ignored.", max_length=100) = "",
+    city: text("word", "Only profiles in this city.", listed="city", optional=True) = None,
     verified_only: Annotated[bool, Field(description="Only verified profiles.")] = False,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -403,7 +403,7 @@ def list_post_comments(
 @tool(sensitive=("viewer_profile_id",))
 def search_hashtag_posts(
     state: SocialState,
-    hashtag: Annotated[str, Field(min_length=1, max_length=60, description="Hashtag with or without '#', e.g. 'coffee'.")],
+    hashtag: text("query", "Hashtag with or without '#', e.g. 'coffee'.", example="coffee", min_length=1, max_length=60),
     viewer_profile_id: Viewer = None,
     media_type: Annotated[MediaType | None, Field(description="Only posts with this kind of media.")] = None,
     since: Annotated[day("Only posts on or after this date.") | None,
@@ -447,7 +447,7 @@ def list_social_notifications(
 def create_social_post(
     state: SocialState,
     profile_id: ActorId,
-    text: Annotated[str, Field(min_length=1, description=f"Post text, at most {MAX_POST_CHARS} characters; '#word' adds a hashtag (at most {MAX_HASHTAGS}).")],
+    text: text("body", f"Post text, at most {MAX_POST_CHARS} characters; '#word' adds a hashtag (at most {MAX_HASHTAGS}).", listed="text", min_length=1),
     media_type: Annotated[MediaType, Field(description="Kind of media attached.")] = "none",
     visibility: Annotated[Visibility, Field(description="Who may see it: everyone, followers, or close friends.")] = "public",
 ) -> PostView:
@@ -509,7 +509,7 @@ def comment_on_social_post(
     state: SocialState,
     profile_id: ActorId,
     post_id: PostId,
-    text: Annotated[str, Field(min_length=1, description=f"Comment text, at most {MAX_COMMENT_CHARS} characters.")],
+    text: text("body", f"Comment text, at most {MAX_COMMENT_CHARS} characters.", listed="text", min_length=1),
     reply_to_comment_id: Annotated[CommentId | None, Field(description="Comment to reply to, e.g. 'CMT-0031'; omit for a top-level comment.")] = None,
 ) -> CommentView:
     """Comment on a post you can see, or reply to one of its comments (threads nest 3 levels deep)."""
@@ -660,7 +660,7 @@ def report_social_post(
     profile_id: ActorId,
     post_id: PostId,
     reason: Annotated[ReportReason, Field(description="Why the post breaks the rules.")],
-    details: Annotated[str, Field(max_length=500, description="Optional context for the moderators.")] = "",
+    details: text("body", "Optional context for the moderators.", max_length=500) = "",
 ) -> Report:
     """Report someone else's post to the moderators; each profile can report a post once."""
     me = _profile(state, profile_id, "profile_id")

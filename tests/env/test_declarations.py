@@ -19,6 +19,7 @@ from prove.env.types import (
     ENTITY,
     declared_entity,
     declared_format,
+    declared_listed,
     model_facing,
     parse_day,
     parse_moment,
@@ -78,6 +79,18 @@ def test_every_consumed_entity_kind_is_produced_by_a_tool_of_the_server(server: 
                if k not in produced}
     assert not orphans, (f"{server}: these parameters take ids no tool of the server returns "
                          f"(declare the result field with the same entity_id alias): {orphans}")
+
+
+@pytest.mark.parametrize("server", sorted(REG.servers))
+def test_every_listed_field_is_shown_by_a_read_of_the_server(server: str) -> None:
+    """A parameter's `listed` field (prove.env.types.text/day/moment) is one a read tool's result
+    has, or the sampler never fills it."""
+    shown = {path.rsplit(".", 1)[-1].removesuffix("[]") for t in REG.server(server).tools
+             if not t.write for path, _ in _properties(t.output_schema or {})}
+    unseen = {f"{t.name}.{p}": field for t in REG.server(server).tools
+              for p, sub in t.input_schema.get("properties", {}).items()
+              if (field := declared_listed(sub)) is not None and field not in shown}
+    assert not unseen, f"{server}: no read tool returns these listed fields: {unseen}"
 
 
 @pytest.mark.parametrize("t", TOOLS, ids=lambda t: t.name)

@@ -32,7 +32,7 @@ from typing import Any
 
 from prove.env.registry import ServerSpec
 from prove.env.tool import ToolSpec
-from prove.env.types import declared_entity
+from prove.env.types import declared_entity, declared_example, declared_listed, declared_text
 
 __all__ = [
     "Param", "OutField", "Join", "ToolFeatures", "server_features", "parameters", "output_fields",
@@ -81,6 +81,9 @@ class Param:
     description: str
     enum: bool
     entity: str | None = None  # the declared entity kind (x-entity); None: names no entity
+    text: str | None = None  # the declared kind of free text (x-text, prove.env.types.TEXT_KINDS)
+    listed: str | None = None  # the listing field whose values it takes (x-listed)
+    example: str | None = None  # the declared example value (x-example)
 
     @property
     def scalar_type(self) -> str:
@@ -222,7 +225,8 @@ def _walk(schema: Mapping[str, Any], defs: Mapping[str, Any], prefix: str, in_li
 
 
 def parameters(spec: ToolSpec) -> dict[str, Param]:
-    """The tool's input parameters, in signature order, with their declared entity kinds."""
+    """The tool's input parameters, in signature order, with their declared entity kinds, kinds of
+    text, listing fields and examples."""
     schema = spec.input_schema
     defs = schema.get("$defs", {})
     out: dict[str, Param] = {}
@@ -231,7 +235,8 @@ def parameters(spec: ToolSpec) -> dict[str, Param]:
         desc = str(sub.get("description") or resolved.get("description") or "")
         enum = "enum" in resolved or "enum" in _resolve(resolved.get("items", {}), defs)
         out[name] = Param(name, kind, name in spec.required, name in spec.sensitive, desc, enum,
-                          declared_entity(sub, defs))
+                          declared_entity(sub, defs), declared_text(sub), declared_listed(sub),
+                          declared_example(sub))
     return out
 
 
