@@ -397,7 +397,7 @@ def set_card_status(
 @tool(write=True, sensitive=("transaction_id",))
 def dispute_transaction(
     state: BankState,
-    transaction_id: entity_id("transaction", "Card payment to dispute, e.g. 'TXN-0120'."),
+    transaction_id: entity_id("transaction", "Card payment to dispute, e.g. 'TXN-0120'.", example="TXN-0120"),
     reason: Annotated[DisputeReason, Field(description="Why the charge is wrong.")],
 ) -> Transaction:
     """Dispute a card payment; only card payments not already disputed can be disputed."""

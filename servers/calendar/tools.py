@@ -12,6 +12,7 @@ from prove.env.helpers import find, known, require, shown
 from prove.env.tool import ToolError, tool
 from prove.env.types import (
     DEFAULT_LIMIT,
+    EXAMPLE,
     Limit,
     Offset,
     Page,
@@ -294,7 +295,7 @@ def list_calendar_events(
     start_date: Annotated[day("First day.", listed="date") | None, Field(description="First day (default: today).")] = None,
     end_date: Annotated[day("Last day, inclusive.", listed="date") | None,
                         Field(description="Last day, inclusive (default: 6 days after start_date).")] = None,
-    calendar_id: Annotated[CalendarId | None, Field(description="Only events on this calendar, e.g. 'CAL-0004'.")] = None,
+    calendar_id: Annotated[CalendarId | None, Field(description="Only events on this calendar, e.g. 'CAL-0004'.", json_schema_extra={EXAMPLE: "CAL-0004"})] = None,
     attendee_email: Annotated[PersonEmail | None, Field(description="Only events this person organizes or is invited to.")] = None,
     include_cancelled: Annotated[bool, Field(description="Also list cancelled events.")] = False,
     offset: Offset = 0,
@@ -465,7 +466,7 @@ def get_meeting_room_schedule(state: CalendarState, room_id: RoomId, date: Date)
 @tool(write=True, sensitive=("calendar_id", "organizer_email", "start", "end", "attendee_emails", "room_id"))
 def create_calendar_event(
     state: CalendarState,
-    calendar_id: entity_id("calendar", "Calendar to put the event on, e.g. 'CAL-0004'; the organizer must be a member."),
+    calendar_id: entity_id("calendar", "Calendar to put the event on, e.g. 'CAL-0004'; the organizer must be a member.", example="CAL-0004"),
     organizer_email: PersonEmail,
     title: text("title", "Event title.", listed="title", min_length=1, max_length=120),
     start: Start,
@@ -473,7 +474,7 @@ def create_calendar_event(
     attendee_emails: entity_ids("person", "People to invite (not the organizer).", max_length=50) = [],  # noqa: B006
     description: text("body", "Agenda or notes.", listed="description", max_length=2000) = "",
     location: text("word", "Where; defaults to the room if one is booked.", listed="location", max_length=200) = "",
-    room_id: Annotated[RoomId | None, Field(description="Meeting room to book, e.g. 'RM-0003'.")] = None,
+    room_id: Annotated[RoomId | None, Field(description="Meeting room to book, e.g. 'RM-0003'.", json_schema_extra={EXAMPLE: "RM-0003"})] = None,
     visibility: Annotated[Visibility, Field(description="Who can see the details.")] = "default",
     recurrence: Annotated[Recurrence, Field(description="Repeat the event daily, weekly or monthly.")] = "none",
 ) -> Event:

@@ -12,6 +12,7 @@ from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
+    EXAMPLE,
     Limit,
     Offset,
     Page,
@@ -307,7 +308,7 @@ def list_rental_branches(
 @tool(sensitive=("branch_id",))
 def search_rental_cars(
     state: CarRentalState,
-    branch_id: entity_id("branch", "Pickup branch id, e.g. 'BRN-0002' (from list_rental_branches)."),
+    branch_id: entity_id("branch", "Pickup branch id, e.g. 'BRN-0002' (from list_rental_branches).", example="BRN-0002"),
     pickup_at: PickupAt,
     return_at: ReturnAt,
     vehicle_class: Annotated[VehicleClass | None, Field(description="Only cars of this class.")] = None,
@@ -414,7 +415,7 @@ def get_car_rental(state: CarRentalState, rental_id: RentalId) -> Rental:
 @tool(sensitive=("customer_id", "email"))
 def list_customer_rentals(
     state: CarRentalState,
-    customer_id: Annotated[CustomerId | None, Field(description="Rental customer id, e.g. 'RCU-0004'.")] = None,
+    customer_id: Annotated[CustomerId | None, Field(description="Rental customer id, e.g. 'RCU-0004'.", json_schema_extra={EXAMPLE: "RCU-0004"})] = None,
     email: Annotated[CustomerEmail | None, Field(description="The customer's email, if the id is not known.")] = None,
     status: Annotated[RentalStatus | None, Field(description="Only rentals in this status.")] = None,
     offset: Offset = 0,

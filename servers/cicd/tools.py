@@ -12,6 +12,7 @@ from prove.env.helpers import find, known, require
 from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
+    EXAMPLE,
     Limit,
     Offset,
     Page,
@@ -51,7 +52,7 @@ from prove_servers.cicd.state import (
 )
 
 EnvParam = Annotated[EnvName, Field(description="Target environment: dev, staging or production.")]
-Actor = entity_id("user", "Username of the person acting, e.g. 'mei-tanaka'.")
+Actor = entity_id("user", "Username of the person acting, e.g. 'mei-tanaka'.", example="mei-tanaka")
 
 _UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9]*(_[A-Z0-9]+)*")
 _MAX_FREEZE_DAYS = 30
@@ -229,7 +230,7 @@ def list_pipeline_runs(
     project_id: ProjectId,
     branch: Annotated[BranchName | None, Field(description="Only runs on this branch.")] = None,
     status: Annotated[RunStatus | None, Field(description="Only runs in this status.")] = None,
-    pipeline_id: Annotated[PipelineId | None, Field(description="Only runs of this pipeline, e.g. 'PPL-0002'.")] = None,
+    pipeline_id: Annotated[PipelineId | None, Field(description="Only runs of this pipeline, e.g. 'PPL-0002'.", json_schema_extra={EXAMPLE: "PPL-0002"})] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> RunList:
@@ -259,7 +260,7 @@ def get_pipeline_run(state: CICDState, run_id: RunId) -> RunInfo:
 def get_run_logs(
     state: CICDState,
     run_id: RunId,
-    job: Annotated[JobName | None, Field(description="Only this job's lines, e.g. 'test:unit'.")] = None,
+    job: Annotated[JobName | None, Field(description="Only this job's lines, e.g. 'test:unit'.", json_schema_extra={EXAMPLE: "test:unit"})] = None,
 ) -> RunLogs:
     """Read the log excerpt of a pipeline run, optionally for one job; shows why a run failed."""
     run = find(state.runs, run_id)
@@ -276,7 +277,7 @@ def get_run_logs(
 def trigger_pipeline_run(
     state: CICDState,
     project_id: ProjectId,
-    pipeline_id: entity_id("pipeline", "Pipeline to run, e.g. 'PPL-0001' (see get_ci_project)."),
+    pipeline_id: entity_id("pipeline", "Pipeline to run, e.g. 'PPL-0001' (see get_ci_project).", example="PPL-0001"),
     branch: entity_id("branch", "Branch to build."),
     triggered_by: Actor,
     commit_sha: Annotated[CommitSha | None, Field(description="Commit on that branch; default: the branch head.")] = None,
@@ -409,7 +410,7 @@ def list_environments(state: CICDState, project_id: ProjectId, offset: Offset = 
 @tool(write=True, sensitive=("artifact_id", "deployer"))
 def deploy_artifact(
     state: CICDState,
-    artifact_id: entity_id("artifact", "Artifact to deploy, e.g. 'ART-0012'."),
+    artifact_id: entity_id("artifact", "Artifact to deploy, e.g. 'ART-0012'.", example="ART-0012"),
     environment: EnvParam,
     deployer: Actor,
 ) -> Deployment:

@@ -393,7 +393,7 @@ def list_commits(
 def get_commit(
     state: CodeHostState,
     repo: RepoName,
-    sha: entity_id("commit", "Commit sha (first 7 hex digits are enough), e.g. 'a1b2c3d'.", min_length=7, max_length=40),
+    sha: entity_id("commit", "Commit sha (first 7 hex digits are enough), e.g. 'a1b2c3d'.", min_length=7, max_length=40, example="a1b2c3d"),
 ) -> Commit:
     """Get one commit: author, message, time, parents, CI checks status and line counts."""
     r = _repo(state, repo)
@@ -562,7 +562,7 @@ def create_pull_request(
     state: CodeHostState,
     repo: RepoName,
     title: text("title", "Pull request title.", listed="title", min_length=1, max_length=200),
-    head: entity_id("branch", "Branch with the changes, e.g. 'feature/dark-mode'."),
+    head: entity_id("branch", "Branch with the changes, e.g. 'feature/dark-mode'.", example="feature/dark-mode"),
     base: Annotated[BranchName | None, Field(description="Branch to merge into; default: the default branch.")] = None,
     body: text("body", "Description of the change.", listed="body", max_length=4000) = "",
 ) -> PullRequestInfo:

@@ -498,7 +498,7 @@ def log_crm_activity(
     kind: Annotated[ActivityKind, Field(description="call, email, meeting or note.")],
     subject: text("title", "Short subject line.", listed="subject", min_length=2, max_length=120),
     date: day("When it happened, not after today.", listed="date"),
-    rep_id: entity_id("sales_rep", "Sales rep who did it, e.g. 'REP-0003'."),
+    rep_id: entity_id("sales_rep", "Sales rep who did it, e.g. 'REP-0003'.", example="REP-0003"),
     notes: text("body", "Free-text notes.", listed="notes", max_length=2000) = "",
     contact_id: Annotated[ContactId | None, Field(description="Contact involved; must belong to the account.")] = None,
     opportunity_id: Annotated[OpportunityId | None, Field(description="Related opportunity of the account.")] = None,

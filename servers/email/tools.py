@@ -395,7 +395,7 @@ def list_email_folders(state: EmailState, mailbox_id: MailboxId, offset: Offset 
 def list_emails(
     state: EmailState,
     mailbox_id: MailboxId,
-    folder: entity_id("folder", "Folder name or id, e.g. 'Inbox', 'Sent', 'Drafts' or a custom one.") = "Inbox",
+    folder: entity_id("folder", "Folder name or id, e.g. 'Inbox', 'Sent', 'Drafts' or a custom one.", example="Inbox") = "Inbox",
     unread_only: Annotated[bool, Field(description="Only unread messages.")] = False,
     starred_only: Annotated[bool, Field(description="Only starred messages.")] = False,
     label: text("query", "Only messages carrying this label.", optional=True) = None,
@@ -456,7 +456,7 @@ def get_email(state: EmailState, message_id: MessageId) -> EmailDetails:
 @tool(sensitive=("thread_id",))
 def get_email_thread(
     state: EmailState,
-    thread_id: entity_id("thread", "Thread id, e.g. 'THR-0007' (from any of its messages)."),
+    thread_id: entity_id("thread", "Thread id, e.g. 'THR-0007' (from any of its messages).", example="THR-0007"),
 ) -> EmailThread:
     """Get every message of a conversation thread, oldest first, across the mailboxes you can use."""
     msgs = [_details(state, m) for m in state.messages.values()
@@ -576,7 +576,7 @@ def save_email_draft(
 @tool(write=True, sensitive=("message_id",))
 def send_email_draft(
     state: EmailState,
-    message_id: entity_id("message", "Id of a draft in a Drafts folder, e.g. 'MSG-0101'."),
+    message_id: entity_id("message", "Id of a draft in a Drafts folder, e.g. 'MSG-0101'.", example="MSG-0101"),
 ) -> SendReceipt:
     """Send a saved draft; it moves to the Sent folder and keeps its message id."""
     msg = _message(state, message_id)
@@ -601,7 +601,7 @@ def send_email_draft(
 def move_email(
     state: EmailState,
     message_id: MessageId,
-    folder: entity_id("folder", "Destination folder name (or id) in the same mailbox, e.g. 'Archive'."),
+    folder: entity_id("folder", "Destination folder name (or id) in the same mailbox, e.g. 'Archive'.", example="Archive"),
 ) -> EmailSummary:
     """Move a message to another folder of its mailbox (e.g. archive it or file it in a custom folder)."""
     msg = _message(state, message_id)

@@ -11,6 +11,7 @@ from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
+    EXAMPLE,
     MONEY,
     Limit,
     Offset,
@@ -219,7 +220,7 @@ def get_expense_report(state: ExpenseState, report_id: ReportId) -> ReportDetail
 @tool(sensitive=("manager_id",))
 def list_pending_expense_approvals(
     state: ExpenseState,
-    manager_id: entity_id("employee", "The approving manager's employee id, e.g. 'EMP-0002'."),
+    manager_id: entity_id("employee", "The approving manager's employee id, e.g. 'EMP-0002'.", example="EMP-0002"),
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> ReportList:
@@ -259,7 +260,7 @@ def list_corporate_cards(
 def list_card_transactions(
     state: ExpenseState,
     employee_id: Annotated[EmployeeId | None, Field(description="Only this employee's card spend.")] = None,
-    card_id: Annotated[CardId | None, Field(description="Only this corporate card, e.g. 'CC-0003'.")] = None,
+    card_id: Annotated[CardId | None, Field(description="Only this corporate card, e.g. 'CC-0003'.", json_schema_extra={EXAMPLE: "CC-0003"})] = None,
     matched: Annotated[bool | None, Field(description="True: only reconciled; False: only still to match.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,

@@ -332,8 +332,8 @@ def list_airports(
 @tool(sensitive=("origin", "destination", "max_price"))
 def search_flights(
     state: FlightState,
-    origin: entity_id("airport", "Departure airport, IATA code, e.g. 'LHR'.", min_length=3, max_length=3),
-    destination: entity_id("airport", "Arrival airport, IATA code, e.g. 'CDG'.", min_length=3, max_length=3),
+    origin: entity_id("airport", "Departure airport, IATA code, e.g. 'LHR'.", min_length=3, max_length=3, example="LHR"),
+    destination: entity_id("airport", "Arrival airport, IATA code, e.g. 'CDG'.", min_length=3, max_length=3, example="CDG"),
     date: Annotated[day("Departure date.") | None, Field(description="Departure date.")] = None,
     cabin: Annotated[CabinClass | None, Field(description="Only flights with free seats in this cabin; max_price applies to it.")] = None,
     max_price: Annotated[float | None, Field(gt=0, le=100_000, description="Highest fare in USD (of `cabin`, else of the cheapest cabin with seats).")] = None,
@@ -540,7 +540,7 @@ def cancel_flight_booking(state: FlightState, booking_id: BookingId) -> BookingV
 def change_booking_flight(
     state: FlightState,
     booking_id: BookingId,
-    new_flight_id: entity_id("flight", "Flight to move to, same origin and destination, e.g. 'FLT-0031'."),
+    new_flight_id: entity_id("flight", "Flight to move to, same origin and destination, e.g. 'FLT-0031'.", example="FLT-0031"),
 ) -> FlightChangeReceipt:
     """Move a confirmed booking to another flight on the same route in the same cabin; charges any fare increase and the change fee (both waived if the airline cancelled the old flight)."""
     b = _booking(state, booking_id)

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, entity_id, text
+from prove.env.types import DEFAULT_LIMIT, EXAMPLE, MONEY, Limit, Offset, Page, entity_id, text
 from prove.env.world import shift
 from prove_servers.fooddelivery.state import (
     MAX_ADDRESSES,
@@ -404,7 +404,7 @@ def remove_item_from_food_basket(
 def apply_food_promo(
     state: FoodState,
     customer_id: CustomerId,
-    code: entity_id("promo_code", "Promo code as given by the customer, e.g. 'FREEDEL'.", min_length=1, max_length=40),
+    code: entity_id("promo_code", "Promo code as given by the customer, e.g. 'FREEDEL'.", min_length=1, max_length=40, example="FREEDEL"),
 ) -> BasketView:
     """Apply a promo code to a customer's food basket (one per basket; a new one replaces the old)."""
     _customer(state, customer_id)
@@ -426,7 +426,7 @@ def apply_food_promo(
 def place_food_order(
     state: FoodState,
     customer_id: CustomerId,
-    address_id: entity_id("delivery_address", "One of the customer's saved delivery addresses, e.g. 'ADR-0003'."),
+    address_id: entity_id("delivery_address", "One of the customer's saved delivery addresses, e.g. 'ADR-0003'.", example="ADR-0003"),
     payment_method: Annotated[PaymentMethod, Field(description="How the customer pays.")] = "card",
     tip: Annotated[float, Field(json_schema_extra={MONEY: True}, ge=0, le=500, description="Courier tip, at most 50% of the subtotal.")] = 0.0,
 ) -> FoodOrder:
@@ -486,7 +486,7 @@ def place_food_order(
 @tool(sensitive=("customer_id", "restaurant_id"))
 def list_food_orders(
     state: FoodState,
-    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's orders, e.g. 'FCU-0004'.")] = None,
+    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's orders, e.g. 'FCU-0004'.", json_schema_extra={EXAMPLE: "FCU-0004"})] = None,
     restaurant_id: Annotated[RestaurantId | None, Field(description="Only orders from this restaurant.")] = None,
     status: Annotated[FoodOrderStatus | None, Field(description="Only orders in this status.")] = None,
     offset: Offset = 0,

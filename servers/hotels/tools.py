@@ -9,7 +9,17 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_ids, parse_day, text
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    EXAMPLE,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_ids,
+    parse_day,
+    text,
+)
 from prove_servers.hotels.state import (
     BOOKING_WINDOW_DAYS,
     EARN_PER_USD,
@@ -364,7 +374,7 @@ def list_guest_reservations(
 @tool(sensitive=("guest_id", "email"))
 def get_hotel_guest(
     state: HotelState,
-    guest_id: Annotated[GuestId | None, Field(description="Guest id, e.g. 'GST-0002'.")] = None,
+    guest_id: Annotated[GuestId | None, Field(description="Guest id, e.g. 'GST-0002'.", json_schema_extra={EXAMPLE: "GST-0002"})] = None,
     email: Annotated[GuestEmail | None, Field(description="The guest's email address, if the id is not known.")] = None,
 ) -> Guest:
     """Get a hotel guest's profile, loyalty points and tier, by guest id or by email."""

@@ -205,7 +205,7 @@ def list_chat_contacts(
 @tool(sensitive=("user_id",))
 def list_chat_conversations(
     state: ChatState,
-    user_id: entity_id("user", "List this user's conversations, e.g. 'USR-0003'."),
+    user_id: entity_id("user", "List this user's conversations, e.g. 'USR-0003'.", example="USR-0003"),
     kind: Annotated[ConversationKind | None, Field(description="Only direct or only group chats.")] = None,
     muted: Annotated[bool | None, Field(description="Only conversations this user has (true) or "
                                                     "has not (false) muted.")] = None,
@@ -312,7 +312,7 @@ def get_chat_message(state: ChatState, message_id: MessageId) -> Message:
 @tool(write=True, sensitive=("sender_id", "conversation_id", "recipient_id", "reply_to_message_id"))
 def send_chat_message(
     state: ChatState,
-    sender_id: entity_id("user", "User id of the sender, e.g. 'USR-0003'."),
+    sender_id: entity_id("user", "User id of the sender, e.g. 'USR-0003'.", example="USR-0003"),
     text: Text,
     conversation_id: Annotated[ConversationId | None, Field(description="Existing conversation to post in; "
                                                                         "give this or recipient_id, not both.")] = None,

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id, text
+from prove.env.types import DEFAULT_LIMIT, EXAMPLE, Limit, Offset, Page, entity_id, text
 from prove.env.world import shift
 
 from .state import (
@@ -293,7 +293,7 @@ def remove_from_shopping_cart(
 def apply_coupon_to_cart(
     state: ShopState,
     customer_id: CustomerId,
-    code: entity_id("coupon", "Coupon code as given by the customer, e.g. 'SPRING15'.", min_length=1, max_length=40),
+    code: entity_id("coupon", "Coupon code as given by the customer, e.g. 'SPRING15'.", min_length=1, max_length=40, example="SPRING15"),
 ) -> CartView:
     """Apply a coupon code to a customer's cart (one coupon per cart; a new one replaces the old)."""
     _customer(state, customer_id)
@@ -364,7 +364,7 @@ def checkout_shopping_cart(
 @tool(sensitive=("customer_id",))
 def list_shop_orders(
     state: ShopState,
-    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's orders, e.g. 'SHC-0004'.")] = None,
+    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's orders, e.g. 'SHC-0004'.", json_schema_extra={EXAMPLE: "SHC-0004"})] = None,
     status: Annotated[OrderStatus | None, Field(description="Only orders in this status.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,

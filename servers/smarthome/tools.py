@@ -11,6 +11,7 @@ from prove.env.helpers import find, known, require, shown
 from prove.env.tool import ToolError, tool
 from prove.env.types import (
     DEFAULT_LIMIT,
+    EXAMPLE,
     Limit,
     Offset,
     Page,
@@ -266,8 +267,8 @@ def list_home_rooms(state: SmartHomeState, home_id: HomeId, offset: Offset = 0,
 @tool(sensitive=("home_id", "room_id"))
 def list_devices(
     state: SmartHomeState,
-    home_id: Annotated[HomeId | None, Field(description="Only devices in this home, e.g. 'HOM-0002'.")] = None,
-    room_id: Annotated[RoomId | None, Field(description="Only devices in this room, e.g. 'RM-0005'.")] = None,
+    home_id: Annotated[HomeId | None, Field(description="Only devices in this home, e.g. 'HOM-0002'.", json_schema_extra={EXAMPLE: "HOM-0002"})] = None,
+    room_id: Annotated[RoomId | None, Field(description="Only devices in this room, e.g. 'RM-0005'.", json_schema_extra={EXAMPLE: "RM-0005"})] = None,
     device_type: Annotated[DeviceType | None, Field(description="Only devices of this type.")] = None,
     online: Annotated[bool | None, Field(description="true: only online; false: only offline.")] = None,
     update_available: Annotated[
@@ -571,7 +572,7 @@ def create_automation(
     trigger: Annotated[Trigger, Field(
         description="What fires it: a time of day, motion, a door opening, or a temperature threshold.",
     )],
-    scene_id: entity_id("scene", "Scene of the same home to activate when it fires, e.g. 'SCN-0002'."),
+    scene_id: entity_id("scene", "Scene of the same home to activate when it fires, e.g. 'SCN-0002'.", example="SCN-0002"),
     trigger_device_id: Annotated[DeviceId | None, Field(
         description="Device watched: a motion sensor (motion), a lock or contact sensor (door_open), "
         "a thermostat or temperature sensor (temperature). Not for 'time'.",

@@ -10,7 +10,17 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day, text
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    EXAMPLE,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_id,
+    parse_day,
+    text,
+)
 from prove_servers.socialfeed.state import (
     MAX_COMMENT_CHARS,
     MAX_COMMENT_DEPTH,
@@ -35,7 +45,7 @@ from prove_servers.socialfeed.state import (
     Visibility,
 )
 
-ActorId = entity_id("profile", "Your own profile id (the account acting), e.g. 'PRF-0004'.")
+ActorId = entity_id("profile", "Your own profile id (the account acting), e.g. 'PRF-0004'.", example="PRF-0004")
 Viewer = Annotated[ProfileId | None, Field(
     description="Profile id of who is looking (decides what is visible); omit for the logged-out public view.")]
 
@@ -295,7 +305,7 @@ def search_social_profiles(
 @tool(sensitive=("profile_id", "viewer_profile_id"))
 def get_social_profile(
     state: SocialState,
-    profile_id: entity_id("profile", "Profile to show, e.g. 'PRF-0007'."),
+    profile_id: entity_id("profile", "Profile to show, e.g. 'PRF-0007'.", example="PRF-0007"),
     viewer_profile_id: Viewer = None,
 ) -> ProfileDetails:
     """Get a profile's bio, counts and privacy; with a viewer, also how the viewer relates to it."""
@@ -324,7 +334,7 @@ def get_social_profile(
 @tool(sensitive=("profile_id",))
 def get_home_feed(
     state: SocialState,
-    profile_id: entity_id("profile", "Whose home feed, e.g. 'PRF-0004'."),
+    profile_id: entity_id("profile", "Whose home feed, e.g. 'PRF-0004'.", example="PRF-0004"),
     media_type: Annotated[MediaType | None, Field(description="Only posts with this kind of media.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -343,7 +353,7 @@ def get_home_feed(
 @tool(sensitive=("profile_id", "viewer_profile_id"))
 def list_profile_posts(
     state: SocialState,
-    profile_id: entity_id("profile", "Author whose posts to list, e.g. 'PRF-0007'."),
+    profile_id: entity_id("profile", "Author whose posts to list, e.g. 'PRF-0007'.", example="PRF-0007"),
     viewer_profile_id: Viewer = None,
     include_reposts: Annotated[bool, Field(description="Also list the author's reposts.")] = True,
     media_type: Annotated[MediaType | None, Field(description="Only posts with this kind of media.")] = None,
@@ -427,7 +437,7 @@ def search_hashtag_posts(
 @tool(sensitive=("profile_id",))
 def list_social_notifications(
     state: SocialState,
-    profile_id: entity_id("profile", "Whose notifications, e.g. 'PRF-0004'."),
+    profile_id: entity_id("profile", "Whose notifications, e.g. 'PRF-0004'.", example="PRF-0004"),
     unread_only: Annotated[bool, Field(description="Only notifications not read yet.")] = False,
     kind: Annotated[NotificationKind | None, Field(description="Only notifications of this kind.")] = None,
     offset: Offset = 0,
@@ -510,7 +520,7 @@ def comment_on_social_post(
     profile_id: ActorId,
     post_id: PostId,
     text: text("body", f"Comment text, at most {MAX_COMMENT_CHARS} characters.", listed="text", min_length=1),
-    reply_to_comment_id: Annotated[CommentId | None, Field(description="Comment to reply to, e.g. 'CMT-0031'; omit for a top-level comment.")] = None,
+    reply_to_comment_id: Annotated[CommentId | None, Field(description="Comment to reply to, e.g. 'CMT-0031'; omit for a top-level comment.", json_schema_extra={EXAMPLE: "CMT-0031"})] = None,
 ) -> CommentView:
     """Comment on a post you can see, or reply to one of its comments (threads nest 3 levels deep)."""
     me = _profile(state, profile_id, "profile_id")
@@ -582,7 +592,7 @@ def _not_blocked(me: Profile, other: Profile) -> None:
 def follow_profile(
     state: SocialState,
     profile_id: ActorId,
-    target_profile_id: entity_id("profile", "Profile to follow, e.g. 'PRF-0012'."),
+    target_profile_id: entity_id("profile", "Profile to follow, e.g. 'PRF-0012'.", example="PRF-0012"),
 ) -> FollowResult:
     """Follow a profile; a private profile gets a follow request it must approve first."""
     me = _profile(state, profile_id, "profile_id")
@@ -612,7 +622,7 @@ def follow_profile(
 def unfollow_profile(
     state: SocialState,
     profile_id: ActorId,
-    target_profile_id: entity_id("profile", "Profile to stop following, e.g. 'PRF-0012'."),
+    target_profile_id: entity_id("profile", "Profile to stop following, e.g. 'PRF-0012'.", example="PRF-0012"),
 ) -> FollowResult:
     """Stop following a profile, or withdraw a pending follow request to it."""
     me = _profile(state, profile_id, "profile_id")
@@ -634,7 +644,7 @@ def unfollow_profile(
 def approve_follow_request(
     state: SocialState,
     profile_id: ActorId,
-    requester_profile_id: entity_id("profile", "Profile that asked to follow you, e.g. 'PRF-0019'."),
+    requester_profile_id: entity_id("profile", "Profile that asked to follow you, e.g. 'PRF-0019'.", example="PRF-0019"),
 ) -> FollowResult:
     """Approve a pending request to follow your private profile; the requester becomes a follower."""
     me = _profile(state, profile_id, "profile_id")

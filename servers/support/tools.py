@@ -8,7 +8,7 @@ from pydantic import Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, entity_id, text
+from prove.env.types import DEFAULT_LIMIT, EXAMPLE, MONEY, Limit, Offset, Page, entity_id, text
 from prove.env.world import shift
 from prove_servers.support.state import (
     ACTIVE,
@@ -193,11 +193,11 @@ def list_support_customer_orders(
 def search_support_tickets(
     state: SupportState,
     query: text("query", "Case-insensitive substring of the subject.", max_length=80) = "",
-    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's tickets, e.g. 'SCU-0004'.")] = None,
+    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's tickets, e.g. 'SCU-0004'.", json_schema_extra={EXAMPLE: "SCU-0004"})] = None,
     status: Annotated[TicketStatus | None, Field(description="Only tickets in this status.")] = None,
     category: Annotated[TicketCategory | None, Field(description="Only tickets of this category.")] = None,
     priority: Annotated[TicketPriority | None, Field(description="Only tickets of this priority.")] = None,
-    assignee_id: Annotated[AgentId | None, Field(description="Only tickets assigned to this agent, e.g. 'AGT-0003'.")] = None,
+    assignee_id: Annotated[AgentId | None, Field(description="Only tickets assigned to this agent, e.g. 'AGT-0003'.", json_schema_extra={EXAMPLE: "AGT-0003"})] = None,
     unassigned_only: Annotated[bool, Field(description="Only tickets nobody is assigned to.")] = False,
     overdue_only: Annotated[bool, Field(description="Only active tickets past their SLA due time.")] = False,
     sort: Annotated[TicketSort, Field(description="sla_due (soonest first), newest, or priority (urgent first).")] = "newest",
@@ -242,7 +242,7 @@ def create_support_ticket(
     category: Annotated[TicketCategory, Field(description="What the problem is about.")],
     message: text("body", "The customer's description of the problem.", min_length=1, max_length=2000),
     priority: Annotated[TicketPriority, Field(description="Urgency; sets the SLA (urgent 4h, high 8h, normal 24h, low 72h).")] = "normal",
-    order_id: Annotated[OrderId | None, Field(description="The customer's order this is about, e.g. 'RTO-0012'.")] = None,
+    order_id: Annotated[OrderId | None, Field(description="The customer's order this is about, e.g. 'RTO-0012'.", json_schema_extra={EXAMPLE: "RTO-0012"})] = None,
 ) -> TicketDetail:
     """Open a support ticket for a customer with their first message; the SLA clock starts now."""
     _customer(state, customer_id)
@@ -269,9 +269,9 @@ def create_support_ticket(
 def reply_to_support_ticket(
     state: SupportState,
     ticket_id: TicketId,
-    agent_id: entity_id("agent", "The replying agent: the ticket's assignee, e.g. 'AGT-0003'."),
+    agent_id: entity_id("agent", "The replying agent: the ticket's assignee, e.g. 'AGT-0003'.", example="AGT-0003"),
     body: text("body", "Reply text; omit when using a canned reply.", listed="body", optional=True, min_length=1, max_length=2000) = None,
-    canned_reply_id: Annotated[CannedReplyId | None, Field(description="Send this canned reply instead of body, e.g. 'MAC-0002'.")] = None,
+    canned_reply_id: Annotated[CannedReplyId | None, Field(description="Send this canned reply instead of body, e.g. 'MAC-0002'.", json_schema_extra={EXAMPLE: "MAC-0002"})] = None,
     awaiting_customer: Annotated[bool, Field(description="Set the ticket to pending_customer (waiting for the customer's answer).")] = True,
 ) -> TicketDetail:
     """Reply to the customer on a ticket as its assigned agent, with free text or a canned reply (placeholders filled in)."""
@@ -445,8 +445,8 @@ def list_canned_replies(
 @tool(write=True, sensitive=("order_id", "sku", "quantity", "ticket_id"))
 def request_product_return(
     state: SupportState,
-    order_id: entity_id("order", "Delivered order the item came from, e.g. 'RTO-0012'."),
-    sku: entity_id("product", "SKU of the item to return, e.g. 'SKU-1003'."),
+    order_id: entity_id("order", "Delivered order the item came from, e.g. 'RTO-0012'.", example="RTO-0012"),
+    sku: entity_id("product", "SKU of the item to return, e.g. 'SKU-1003'.", example="SKU-1003"),
     reason: Annotated[ReturnReason, Field(description="Why the customer returns it.")],
     quantity: Annotated[int, Field(ge=1, le=20, description="Units to return.")] = 1,
     ticket_id: Annotated[TicketId | None, Field(description="Support ticket this return belongs to.")] = None,

@@ -9,7 +9,17 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, lookup, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day, text
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    EXAMPLE,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_id,
+    parse_day,
+    text,
+)
 from prove_servers.tasks.state import (
     MAX_HOURS_PER_DAY,
     MAX_SPRINT_DAYS,
@@ -256,7 +266,7 @@ def _dependency_path(state: TaskState, start: str, goal: str) -> list[str] | Non
 @tool(sensitive=("workspace_id", "member_id"))
 def list_task_projects(
     state: TaskState,
-    workspace_id: Annotated[WorkspaceId | None, Field(description="Only projects of this workspace, e.g. 'WSP-0001'.")] = None,
+    workspace_id: Annotated[WorkspaceId | None, Field(description="Only projects of this workspace, e.g. 'WSP-0001'.", json_schema_extra={EXAMPLE: "WSP-0001"})] = None,
     status: Annotated[ProjectStatus | None, Field(description="Only projects in this status.")] = None,
     member_id: Annotated[UserId | None, Field(description="Only projects this user is a member of.")] = None,
     query: text("query", "Case-insensitive part of the project name.", max_length=100) = "",
@@ -395,7 +405,7 @@ def get_workload_summary(
 @tool(write=True, sensitive=("workspace_id",))
 def create_project(
     state: TaskState,
-    workspace_id: entity_id("workspace", "Workspace to create it in, e.g. 'WSP-0001'."),
+    workspace_id: entity_id("workspace", "Workspace to create it in, e.g. 'WSP-0001'.", example="WSP-0001"),
     name: text("title", "Project name, unique in the workspace.", listed="name", min_length=1, max_length=80),
     due_date: DueDate,
     description: text("body", "What the project is about.", listed="description", max_length=1000) = "",
@@ -425,7 +435,7 @@ def create_project(
 def add_project_member(
     state: TaskState,
     project_id: ProjectId,
-    email: entity_id("user_email", "Work email of the person to add, e.g. 'mei.ito@acme.example'."),
+    email: entity_id("user_email", "Work email of the person to add, e.g. 'mei.ito@acme.example'.", example="mei.ito@acme.example"),
     role: Annotated[Role, Field(description="Their role: owner, editor (can edit) or viewer (read and comment).")] = "editor",
 ) -> MemberList:
     """Add a workspace user to a project with a role (project owners only)."""
@@ -551,7 +561,7 @@ def set_task_due_date(state: TaskState, task_id: TaskId, due_date: DueDate) -> T
 @tool(write=True, sensitive=("task_id", "depends_on_task_id"))
 def add_task_dependency(
     state: TaskState,
-    task_id: entity_id("task", "The task that has to wait, e.g. 'TSK-0042'."),
+    task_id: entity_id("task", "The task that has to wait, e.g. 'TSK-0042'.", example="TSK-0042"),
     depends_on_task_id: entity_id("task", "The task that must be done first (same project)."),
 ) -> TaskDetails:
     """Record that a task cannot be finished before another task of the same project is done."""

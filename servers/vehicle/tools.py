@@ -53,7 +53,7 @@ from prove_servers.vehicle.state import (
     VehicleState,
 )
 
-ActingUserId = entity_id("user", "Your app user id (whose permission is checked), e.g. 'USR-0002'.")
+ActingUserId = entity_id("user", "Your app user id (whose permission is checked), e.g. 'USR-0002'.", example="USR-0002")
 
 
 class VehicleSummary(BaseModel):
@@ -555,7 +555,7 @@ def book_vehicle_service(
     state: VehicleState,
     vehicle_id: VehicleId,
     user_id: ActingUserId,
-    center_id: entity_id("service_center", "Service center id, e.g. 'CTR-0002' (from find_vehicle_service_slots)."),
+    center_id: entity_id("service_center", "Service center id, e.g. 'CTR-0002' (from find_vehicle_service_slots).", example="CTR-0002"),
     start: moment("Slot start, as listed by find_vehicle_service_slots.", listed="start"),
     service_type: Annotated[ServiceType, Field(description="What the workshop should do.")],
     notes: text("body", "Optional note for the workshop.", listed="notes", max_length=300) = "",

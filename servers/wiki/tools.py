@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id, text
+from prove.env.types import DEFAULT_LIMIT, EXAMPLE, Limit, Offset, Page, entity_id, text
 from prove_servers.wiki.state import (
     MAX_TAGS,
     Attachment,
@@ -27,7 +27,7 @@ from prove_servers.wiki.state import (
     WikiUser,
 )
 
-ActingUserId = entity_id("user", "Id of the person making the change, e.g. 'USR-0004'.")
+ActingUserId = entity_id("user", "Id of the person making the change, e.g. 'USR-0004'.", example="USR-0004")
 Title = text("title", "Page title, unique within its space.", listed="title", min_length=1,
              max_length=120)
 
@@ -183,7 +183,7 @@ def _revise(state: WikiState, page: WikiPage, user_id: str, title: str, body: st
 def list_wiki_spaces(
     state: WikiState,
     visibility: Annotated[Visibility | None, Field(description="Only spaces with this visibility.")] = None,
-    member_id: Annotated[UserId | None, Field(description="Only spaces this user belongs to, e.g. 'USR-0004'.")] = None,
+    member_id: Annotated[UserId | None, Field(description="Only spaces this user belongs to, e.g. 'USR-0004'.", json_schema_extra={EXAMPLE: "USR-0004"})] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> SpaceList:
@@ -212,7 +212,7 @@ def get_wiki_space(state: WikiState, space_key: SpaceKey) -> SpaceDetail:
 def find_wiki_users(
     state: WikiState,
     query: text("query", "Case-insensitive substring of the name or email.", max_length=100) = "",
-    space_key: Annotated[SpaceKey | None, Field(description="Only members of this space, e.g. 'ENG'.")] = None,
+    space_key: Annotated[SpaceKey | None, Field(description="Only members of this space, e.g. 'ENG'.", json_schema_extra={EXAMPLE: "ENG"})] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> UserList:
@@ -228,7 +228,7 @@ def find_wiki_users(
 def search_wiki_pages(
     state: WikiState,
     query: text("query", "Words that must all appear in the title, body or tags (case-insensitive); empty matches all.", max_length=200) = "",
-    space_key: Annotated[SpaceKey | None, Field(description="Only pages in this space, e.g. 'ENG'.")] = None,
+    space_key: Annotated[SpaceKey | None, Field(description="Only pages in this space, e.g. 'ENG'.", json_schema_extra={EXAMPLE: "ENG"})] = None,
     tag: text("query", "Only pages carrying this tag.", optional=True) = None,
     status: Annotated[PageStatus | None, Field(description="Only pages in this status.")] = None,
     author_id: Annotated[UserId | None, Field(description="Only pages created by this user.")] = None,
@@ -326,7 +326,8 @@ def create_wiki_page(
     user_id: ActingUserId,
     body: text("body", "Page content (plain text or Markdown).", listed="body", max_length=4000) = "",
     parent_id: Annotated[PageId | None, Field(description=(
-        "Page in the same space to nest under, e.g. 'PG-0003'; omit for a top-level page."))] = None,
+        "Page in the same space to nest under, e.g. 'PG-0003'; omit for a top-level page."),
+        json_schema_extra={EXAMPLE: "PG-0003"})] = None,
     tags: text("word", f"Up to {MAX_TAGS} lower-case tags.", many=True, optional=True) = None,
 ) -> WikiPage:
     """Create a draft page (revision 1) in a space, optionally under a parent page; the author watches it."""
@@ -462,7 +463,8 @@ def move_wiki_page(
     page_id: PageId,
     user_id: ActingUserId,
     new_parent_id: Annotated[PageId | None, Field(description=(
-        "Page to move under, e.g. 'PG-0007'; omit to make the page top-level."))] = None,
+        "Page to move under, e.g. 'PG-0007'; omit to make the page top-level."),
+        json_schema_extra={EXAMPLE: "PG-0007"})] = None,
     space_key: Annotated[SpaceKey | None, Field(description=(
         "Destination space; defaults to the new parent's space, or the page's own space."))] = None,
 ) -> WikiPage:

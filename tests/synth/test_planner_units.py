@@ -259,8 +259,11 @@ def test_user_value_follows_what_errors_taught(registry: Registry) -> None:
 
 
 def test_user_value_without_candidates_uses_the_declared_example(registry: Registry) -> None:
-    # an id nothing sampled offers is not made up, whatever its description shows ("e.g. 'ACC-0003'")
-    assert user_value(registry.tool("get_balance"), "account_id", SamplingContext(),
+    # AccountId = entity_id("account", ..., example="ACC-0003"); a role without one gives nothing
+    got = user_value(registry.tool("get_balance"), "account_id", SamplingContext(),
+                     random.Random(0), {})
+    assert got is not None and (got.value, got.kind) == ("ACC-0003", "id")
+    assert user_value(registry.tool("transfer_funds"), "from_account_id", SamplingContext(),
                       random.Random(0), {}) is None
     # a sensitive value with a declared example (crm Email: example="ana.silva@acme.com") uses it
     crm = load_registry().subset(["crm"])

@@ -148,7 +148,7 @@ from prove.env.world import COMPANIES, days_before, email, person
 
 Category = Literal["general", "urgent", "archive"]
 
-RecordId = entity_id("record", "Record id, e.g. '<<PREFIX>>-0001'.")
+RecordId = entity_id("record", "Record id, e.g. '<<PREFIX>>-0001'.", example="<<PREFIX>>-0001")
 
 
 class <<Camel>>Record(Record):

@@ -1,7 +1,7 @@
 """What a tool parameter or result field means, declared once in its type: entity ids, dates, pages.
 
     from prove.env.types import entity_id, day, Page, Offset, Limit, DEFAULT_LIMIT, parse_day
-    AccountId = entity_id("account", "Account id, e.g. 'ACC-0003'.")   # input *and* output fields
+    AccountId = entity_id("account", "Account id, e.g. 'ACC-0003'.", example="ACC-0003")  # in and out
 
 An id parameter names the entity kind it refers to; the kind is written into the JSON schema as
 ``"x-entity": "<kind>"`` (on the string, or on the array of ids). The same alias used on a result
@@ -75,17 +75,24 @@ Offset = Annotated[int, Field(ge=0, description="Index of the first result to re
 Limit = Annotated[int, Field(ge=1, le=MAX_PAGE, description=f"Maximum number of results (1-{MAX_PAGE}).")]
 
 
-def entity_id(kind: str, description: str, *, type_: type = str, **constraints: Any) -> Any:
-    """An id of entity `kind` (str unless `type_` says so, e.g. int for a pull-request number)."""
+def entity_id(kind: str, description: str, *, type_: type = str, example: str | None = None,
+              **constraints: Any) -> Any:
+    """An id of entity `kind` (str unless `type_` says so, e.g. int for a pull-request number);
+    `example` is an id a user may know without any tool showing it (a promo code from an ad)."""
     _check_kind(kind)
-    return Annotated[type_, Field(description=description, json_schema_extra={ENTITY: kind}, **constraints)]
+    return Annotated[type_, Field(description=description, json_schema_extra=_ided(kind, example),
+                                  **constraints)]
 
 
-def entity_ids(kind: str, description: str, **constraints: Any) -> Any:
-    """A list of ids of entity `kind`."""
+def entity_ids(kind: str, description: str, *, example: str | None = None, **constraints: Any) -> Any:
+    """A list of ids of entity `kind` (`example` as for `entity_id`)."""
     _check_kind(kind)
-    return Annotated[list[str], Field(description=description, json_schema_extra={ENTITY: kind},
+    return Annotated[list[str], Field(description=description, json_schema_extra=_ided(kind, example),
                                       **constraints)]
+
+
+def _ided(kind: str, example: str | None) -> dict[str, Any]:
+    return {ENTITY: kind} if example is None else {ENTITY: kind, EXAMPLE: example}
 
 
 def _check_kind(kind: str) -> None:

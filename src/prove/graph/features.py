@@ -32,7 +32,13 @@ from typing import Any
 
 from prove.env.registry import ServerSpec
 from prove.env.tool import ToolSpec
-from prove.env.types import declared_entity, declared_example, declared_listed, declared_text
+from prove.env.types import (
+    EXAMPLE,
+    declared_entity,
+    declared_example,
+    declared_listed,
+    declared_text,
+)
 
 __all__ = [
     "Param", "OutField", "Join", "ToolFeatures", "server_features", "parameters", "output_fields",
@@ -234,9 +240,12 @@ def parameters(spec: ToolSpec) -> dict[str, Param]:
         kind, resolved = _json_type(sub, defs)
         desc = str(sub.get("description") or resolved.get("description") or "")
         enum = "enum" in resolved or "enum" in _resolve(resolved.get("items", {}), defs)
+        # a role's own description (Annotated[AccountId | None, Field(description=...)]) replaces
+        # the alias's, and its example with it: the example is declared where the description is
+        example = sub.get(EXAMPLE) if "description" in sub else declared_example(sub)
         out[name] = Param(name, kind, name in spec.required, name in spec.sensitive, desc, enum,
                           declared_entity(sub, defs), declared_text(sub), declared_listed(sub),
-                          declared_example(sub))
+                          None if example is None else str(example))
     return out
 
 
