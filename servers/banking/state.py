@@ -20,12 +20,12 @@ CardStatus = Literal["active", "locked", "cancelled"]
 PaymentStatus = Literal["scheduled", "executed", "cancelled"]
 DisputeReason = Literal["unauthorized", "duplicate", "wrong_amount", "not_received"]
 
-CustomerId = entity_id("customer", "Customer id, e.g. 'CUS-0001'.")
-AccountId = entity_id("account", "Account id, e.g. 'ACC-0003'.")
-TransactionId = entity_id("transaction", "Transaction id, e.g. 'TXN-0120'.")
-PayeeId = entity_id("payee", "Saved payee id, e.g. 'PAY-0002'.")
-CardId = entity_id("card", "Card id, e.g. 'CRD-0007'.")
-PaymentId = entity_id("scheduled_payment", "Scheduled payment id, e.g. 'SCH-0004'.")
+CustomerId = entity_id("customer", "Customer id, e.g. 'CUS-0001'.", example="CUS-0001")
+AccountId = entity_id("account", "Account id, e.g. 'ACC-0003'.", example="ACC-0003")
+TransactionId = entity_id("transaction", "Transaction id, e.g. 'TXN-0120'.", example="TXN-0120")
+PayeeId = entity_id("payee", "Saved payee id, e.g. 'PAY-0002'.", example="PAY-0002")
+CardId = entity_id("card", "Card id, e.g. 'CRD-0007'.", example="CRD-0007")
+PaymentId = entity_id("scheduled_payment", "Scheduled payment id, e.g. 'SCH-0004'.", example="SCH-0004")
 PaymentDate = day("Execution date of a scheduled payment.")
 
 

@@ -8,7 +8,17 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_id, parse_day
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    MONEY,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_id,
+    parse_day,
+    text,
+)
 from prove_servers.banking.state import (
     Account,
     AccountId,
@@ -123,8 +133,8 @@ def _log(state: BankState, account_id: str, kind: TxnKind, amount: float, catego
 @tool()
 def search_bank_customers(
     state: BankState,
-    query: Annotated[str, Field(description="Case-insensitive substring of the name or email.")] = "",
-    city: Annotated[str | None, Field(description="Only customers living in this city.")] = None,
+    query: text("query", "Case-insensitive substring of the name or email.") = "",
+    city: text("word", "Only customers living in this city.", listed="city", optional=True) = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> CustomerList:
@@ -220,7 +230,7 @@ def transfer_funds(
     from_account_id: entity_id("account", "Account to debit."),
     to_account_id: entity_id("account", "Account to credit (same currency)."),
     amount: Amount,
-    memo: Annotated[str, Field(max_length=140, description="Note shown on both statements.")] = "",
+    memo: text("body", "Note shown on both statements.", max_length=140) = "",
 ) -> TransferReceipt:
     """Move money between two accounts of the bank in the same currency; both balances change."""
     src = _account(state, from_account_id, "from_account_id")
@@ -261,9 +271,9 @@ def list_payees(state: BankState, customer_id: CustomerId, offset: Offset = 0,
 def add_payee(
     state: BankState,
     customer_id: CustomerId,
-    name: Annotated[str, Field(min_length=1, max_length=80, description="Recipient's full name.")],
-    account_number: Annotated[str, Field(description="Recipient's 10-digit account number.")],
-    nickname: Annotated[str, Field(max_length=40, description="Short label, e.g. 'landlord'.")] = "",
+    name: text("person_name", "Recipient's full name.", listed="name", min_length=1, max_length=80),
+    account_number: text("word", "Recipient's 10-digit account number.", listed="account_number"),
+    nickname: text("title", "Short label, e.g. 'landlord'.", listed="nickname", example="landlord", max_length=40) = "",
 ) -> Payee:
     """Save a new external payee for a customer."""
     find(state.customers, customer_id)
@@ -297,7 +307,7 @@ def pay_payee(
     account_id: AccountId,
     payee_id: PayeeId,
     amount: Amount,
-    memo: Annotated[str, Field(max_length=140, description="Note for the recipient.")] = "",
+    memo: text("body", "Note for the recipient.", max_length=140) = "",
 ) -> Transaction:
     """Pay a saved payee now from one of the payee owner's accounts."""
     acc = _account(state, account_id)
@@ -331,7 +341,7 @@ def schedule_payment(
     account_id: AccountId,
     payee_id: PayeeId,
     amount: Amount,
-    date: day("Execution date, after today."),
+    date: day("Execution date, after today.", listed="date"),
 ) -> ScheduledPayment:
     """Schedule a future payment to a saved payee."""
     acc = _account(state, account_id)
@@ -387,7 +397,7 @@ def set_card_status(
 @tool(write=True, sensitive=("transaction_id",))
 def dispute_transaction(
     state: BankState,
-    transaction_id: entity_id("transaction", "Card payment to dispute, e.g. 'TXN-0120'."),
+    transaction_id: entity_id("transaction", "Card payment to dispute, e.g. 'TXN-0120'.", example="TXN-0120"),
     reason: Annotated[DisputeReason, Field(description="Why the charge is wrong.")],
 ) -> Transaction:
     """Dispute a card payment; only card payments not already disputed can be disputed."""

@@ -33,15 +33,15 @@ IRA_ANNUAL_LIMIT = 7000.0
 PRICE_BAND = 0.20
 """Limit and stop prices must lie within this fraction of the market price."""
 
-InvestorId = entity_id("investor", "Investor id, e.g. 'INV-0002'.")
-AccountId = entity_id("account", "Brokerage account id, e.g. 'BRK-0003'.")
-Ticker = entity_id("instrument", "Instrument ticker, e.g. 'ACMA' or 'BTC'.", min_length=1, max_length=12)
+InvestorId = entity_id("investor", "Investor id, e.g. 'INV-0002'.", example="INV-0002")
+AccountId = entity_id("account", "Brokerage account id, e.g. 'BRK-0003'.", example="BRK-0003")
+Ticker = entity_id("instrument", "Instrument ticker, e.g. 'ACMA' or 'BTC'.", min_length=1, max_length=12, example="ACMA")
 Tickers = entity_ids("instrument", "Instrument tickers.")
-PositionId = entity_id("position", "Position id, e.g. 'POS-0012'.")
-OrderId = entity_id("trade_order", "Trade order id, e.g. 'TRD-0042'.")
-WatchlistId = entity_id("watchlist", "Watchlist id, e.g. 'WL-0004'.")
-DividendId = entity_id("dividend", "Dividend payment id, e.g. 'DIV-0007'.")
-AlertId = entity_id("price_alert", "Price alert id, e.g. 'ALR-0003'.")
+PositionId = entity_id("position", "Position id, e.g. 'POS-0012'.", example="POS-0012")
+OrderId = entity_id("trade_order", "Trade order id, e.g. 'TRD-0042'.", example="TRD-0042")
+WatchlistId = entity_id("watchlist", "Watchlist id, e.g. 'WL-0004'.", example="WL-0004")
+DividendId = entity_id("dividend", "Dividend payment id, e.g. 'DIV-0007'.", example="DIV-0007")
+AlertId = entity_id("price_alert", "Price alert id, e.g. 'ALR-0003'.", example="ALR-0003")
 
 
 class Investor(Record):

@@ -9,7 +9,17 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import ToolError, tool
-from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_ids, parse_day
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    MONEY,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_ids,
+    parse_day,
+    text,
+)
 from prove_servers.brokerage.state import (
     IRA_ANNUAL_LIMIT,
     PRICE_BAND,
@@ -334,7 +344,7 @@ def _place(state: BrokerageState, side: OrderSide, account_id: str, ticker: str,
 @tool()
 def search_investors(
     state: BrokerageState,
-    query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the name or email.")] = "",
+    query: text("query", "Case-insensitive substring of the name or email.", max_length=80) = "",
     risk_profile: Annotated[RiskProfile | None, Field(description="Only investors with this risk profile.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -383,7 +393,7 @@ def get_portfolio(
 @tool()
 def search_instruments(
     state: BrokerageState,
-    query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the ticker or name.")] = "",
+    query: text("query", "Case-insensitive substring of the ticker or name.", max_length=80) = "",
     asset_class: Annotated[AssetClass | None, Field(description="Only this asset class.")] = None,
     sector: Annotated[Sector | None, Field(description="Only this sector.")] = None,
     offset: Offset = 0,

@@ -24,13 +24,13 @@ ReminderMethod = Literal["popup", "email"]
 DOMAIN = "northwind.example"
 """Every person's email is at this company domain."""
 
-PersonEmail = entity_id("person", "A person's work email, e.g. 'amara.chen@northwind.example'.")
+PersonEmail = entity_id("person", "A person's work email, e.g. 'amara.chen@northwind.example'.", example="amara.chen@northwind.example")
 """People are named by their email in every tool; `person_id` is only the directory's key."""
 PersonEmails = entity_ids("person", "People's work emails.")
-CalendarId = entity_id("calendar", "Calendar id, e.g. 'CAL-0004'.")
-RoomId = entity_id("meeting_room", "Meeting room id, e.g. 'RM-0003'.")
-EventId = entity_id("event", "Event id, e.g. 'EVT-0012'.")
-ReminderId = entity_id("reminder", "Reminder id, e.g. 'REM-0005'.")
+CalendarId = entity_id("calendar", "Calendar id, e.g. 'CAL-0004'.", example="CAL-0004")
+RoomId = entity_id("meeting_room", "Meeting room id, e.g. 'RM-0003'.", example="RM-0003")
+EventId = entity_id("event", "Event id, e.g. 'EVT-0012'.", example="EVT-0012")
+ReminderId = entity_id("reminder", "Reminder id, e.g. 'REM-0005'.", example="REM-0005")
 
 
 class Person(Record):

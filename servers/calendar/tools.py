@@ -12,6 +12,7 @@ from prove.env.helpers import find, known, require, shown
 from prove.env.tool import ToolError, tool
 from prove.env.types import (
     DEFAULT_LIMIT,
+    EXAMPLE,
     Limit,
     Offset,
     Page,
@@ -21,6 +22,7 @@ from prove.env.types import (
     moment,
     parse_day,
     parse_moment,
+    text,
 )
 from prove.env.world import iso
 from prove_servers.calendar.state import (
@@ -45,8 +47,9 @@ from prove_servers.calendar.state import (
     occurrences,
 )
 
-Time = moment("UTC date and time.")
-Date = day("The day to show.")
+Start = moment("UTC date and time.", listed="start")
+End = moment("UTC date and time.", listed="end")
+Date = day("The day to show.", listed="date")
 
 _HORIZON = timedelta(weeks=8)
 """How far ahead a recurring series is checked for clashes."""
@@ -258,7 +261,7 @@ def _touch(state: CalendarState, event: Event) -> None:
 @tool()
 def search_employee_directory(
     state: CalendarState,
-    query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of name, email or job title.")] = "",
+    query: text("query", "Case-insensitive substring of name, email or job title.", max_length=100) = "",
     department: Annotated[Department | None, Field(description="Only people in this department.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -289,10 +292,10 @@ def list_calendars(
 @tool(sensitive=("calendar_id", "attendee_email"))
 def list_calendar_events(
     state: CalendarState,
-    start_date: Annotated[day("First day.") | None, Field(description="First day (default: today).")] = None,
-    end_date: Annotated[day("Last day, inclusive.") | None,
+    start_date: Annotated[day("First day.", listed="date") | None, Field(description="First day (default: today).")] = None,
+    end_date: Annotated[day("Last day, inclusive.", listed="date") | None,
                         Field(description="Last day, inclusive (default: 6 days after start_date).")] = None,
-    calendar_id: Annotated[CalendarId | None, Field(description="Only events on this calendar, e.g. 'CAL-0004'.")] = None,
+    calendar_id: Annotated[CalendarId | None, Field(description="Only events on this calendar, e.g. 'CAL-0004'.", json_schema_extra={EXAMPLE: "CAL-0004"})] = None,
     attendee_email: Annotated[PersonEmail | None, Field(description="Only events this person organizes or is invited to.")] = None,
     include_cancelled: Annotated[bool, Field(description="Also list cancelled events.")] = False,
     offset: Offset = 0,
@@ -324,7 +327,7 @@ def list_calendar_events(
 @tool(sensitive=("organizer_email",))
 def search_calendar_events(
     state: CalendarState,
-    query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of title, description or location.")] = "",
+    query: text("query", "Case-insensitive substring of title, description or location.", max_length=100) = "",
     organizer_email: Annotated[PersonEmail | None, Field(description="Only events organized by this person.")] = None,
     include_cancelled: Annotated[bool, Field(description="Also return cancelled events.")] = False,
     offset: Offset = 0,
@@ -376,7 +379,7 @@ def find_meeting_times(
     state: CalendarState,
     attendee_emails: entity_ids("person", "Everyone who must be free (organizer included).", min_length=1,
                                 max_length=10),
-    date: day("The day to search."),
+    date: day("The day to search.", listed="date"),
     duration_minutes: Annotated[int, Field(ge=15, le=480, description="Meeting length in minutes.")] = 30,
     earliest_hour: Annotated[int, Field(ge=0, le=23, description="Start of the search window, UTC hour.")] = 9,
     latest_hour: Annotated[int, Field(ge=1, le=24, description="End of the search window, UTC hour.")] = 17,
@@ -410,7 +413,7 @@ def find_meeting_times(
 @tool()
 def list_meeting_rooms(
     state: CalendarState,
-    building: Annotated[str | None, Field(description="Only rooms in this building, e.g. 'HQ North'.")] = None,
+    building: text("word", "Only rooms in this building, e.g. 'HQ North'.", listed="building", example="HQ North", optional=True) = None,
     min_capacity: Annotated[int | None, Field(ge=1, le=200, description="Only rooms seating at least this many.")] = None,
     equipment: Annotated[Equipment | None, Field(description="Only rooms with this equipment.")] = None,
     free_from: Annotated[moment("Start of the window, UTC.") | None,
@@ -463,15 +466,15 @@ def get_meeting_room_schedule(state: CalendarState, room_id: RoomId, date: Date)
 @tool(write=True, sensitive=("calendar_id", "organizer_email", "start", "end", "attendee_emails", "room_id"))
 def create_calendar_event(
     state: CalendarState,
-    calendar_id: entity_id("calendar", "Calendar to put the event on, e.g. 'CAL-0004'; the organizer must be a member."),
+    calendar_id: entity_id("calendar", "Calendar to put the event on, e.g. 'CAL-0004'; the organizer must be a member.", example="CAL-0004"),
     organizer_email: PersonEmail,
-    title: Annotated[str, Field(min_length=1, max_length=120, description="Event title.")],
-    start: Time,
-    end: Time,
+    title: text("title", "Event title.", listed="title", min_length=1, max_length=120),
+    start: Start,
+    end: End,
     attendee_emails: entity_ids("person", "People to invite (not the organizer).", max_length=50) = [],  # noqa: B006
-    description: Annotated[str, Field(max_length=2000, description="Agenda or notes.")] = "",
-    location: Annotated[str, Field(max_length=200, description="Where; defaults to the room if one is booked.")] = "",
-    room_id: Annotated[RoomId | None, Field(description="Meeting room to book, e.g. 'RM-0003'.")] = None,
+    description: text("body", "Agenda or notes.", listed="description", max_length=2000) = "",
+    location: text("word", "Where; defaults to the room if one is booked.", listed="location", max_length=200) = "",
+    room_id: Annotated[RoomId | None, Field(description="Meeting room to book, e.g. 'RM-0003'.", json_schema_extra={EXAMPLE: "RM-0003"})] = None,
     visibility: Annotated[Visibility, Field(description="Who can see the details.")] = "default",
     recurrence: Annotated[Recurrence, Field(description="Repeat the event daily, weekly or monthly.")] = "none",
 ) -> Event:
@@ -511,8 +514,8 @@ def reschedule_calendar_event(
     state: CalendarState,
     event_id: EventId,
     requester_email: entity_id("person", "Who asks; must be the event's organizer."),
-    new_start: Time,
-    new_end: Annotated[moment("New end, UTC.") | None,
+    new_start: Start,
+    new_end: Annotated[moment("New end, UTC.", listed="end") | None,
                        Field(description="New end, UTC (default: keep the duration).")] = None,
 ) -> Event:
     """Move an event (a whole series if recurring); attendees must answer again. Organizer only."""

@@ -50,13 +50,13 @@ RIDE_SEATS: dict[str, int] = {"standard": 4, "xl": 6, "premium": 4}
 RIDE_CANCEL_FEE = 5.0
 """Charged when a ride is cancelled after a driver was assigned."""
 
-BranchId = entity_id("branch", "Rental branch id, e.g. 'BRN-0002' (from list_rental_branches).")
-VehicleId = entity_id("vehicle", "Vehicle id, e.g. 'VEH-0012' (from search_rental_cars).")
-CustomerId = entity_id("customer", "Rental customer id, e.g. 'RCU-0004'.")
-CustomerEmail = entity_id("customer_email", "A rental customer's email, e.g. 'ada.chen@drive.example.com'.")
-RentalId = entity_id("rental", "Car rental id, e.g. 'RNT-0031'.")
-ReportId = entity_id("damage_report", "Damage report id, e.g. 'DMG-0003'.")
-RideId = entity_id("ride", "Ride id, e.g. 'RID-0007'.")
+BranchId = entity_id("branch", "Rental branch id, e.g. 'BRN-0002' (from list_rental_branches).", example="BRN-0002")
+VehicleId = entity_id("vehicle", "Vehicle id, e.g. 'VEH-0012' (from search_rental_cars).", example="VEH-0012")
+CustomerId = entity_id("customer", "Rental customer id, e.g. 'RCU-0004'.", example="RCU-0004")
+CustomerEmail = entity_id("customer_email", "A rental customer's email, e.g. 'ada.chen@drive.example.com'.", example="ada.chen@drive.example.com")
+RentalId = entity_id("rental", "Car rental id, e.g. 'RNT-0031'.", example="RNT-0031")
+ReportId = entity_id("damage_report", "Damage report id, e.g. 'DMG-0003'.", example="DMG-0003")
+RideId = entity_id("ride", "Ride id, e.g. 'RID-0007'.", example="RID-0007")
 
 
 class Branch(Record):

@@ -12,6 +12,7 @@ from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
+    EXAMPLE,
     Limit,
     Offset,
     Page,
@@ -19,6 +20,7 @@ from prove.env.types import (
     entity_ids,
     moment,
     parse_moment,
+    text,
 )
 from prove.env.world import iso
 from prove_servers.carrental.state import (
@@ -63,12 +65,12 @@ from prove_servers.carrental.state import (
     ride_route,
 )
 
-PickupAt = moment("Pickup time, not in the past.")
-ReturnAt = moment("Return time, after the pickup (at most 28 days).")
+PickupAt = moment("Pickup time, not in the past.", listed="pickup_at")
+ReturnAt = moment("Return time, after the pickup (at most 28 days).", listed="return_at")
 ReturnBranch = Annotated[BranchId | None, Field(description="Branch to return the car to; default: the pickup branch.")]
 Extras = Annotated[list[Extra] | None, Field(description="Extras to book: gps, child_seat, extra_driver, insurance_full.")]
-City = Annotated[str, Field(description="City where the ride happens, e.g. 'Berlin'.")]
-Address = Annotated[str, Field(min_length=3, max_length=200, description="Street address or landmark.")]
+City = text("word", "City where the ride happens, e.g. 'Berlin'.", listed="city", example="Berlin")
+Address = text("word", "Street address or landmark.", listed="address", min_length=3, max_length=200)
 
 _BUSY = ("reserved", "active")
 _OPEN_RIDE = ("requested", "driver_assigned", "in_progress")
@@ -290,7 +292,7 @@ def _route(state: CarRentalState, city: str, pickup: str, dropoff: str) -> tuple
 @tool()
 def list_rental_branches(
     state: CarRentalState,
-    city: Annotated[str | None, Field(description="Only branches in this city.")] = None,
+    city: text("word", "Only branches in this city.", listed="city", optional=True) = None,
     airport_only: Annotated[bool, Field(description="Only branches at an airport.")] = False,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -306,7 +308,7 @@ def list_rental_branches(
 @tool(sensitive=("branch_id",))
 def search_rental_cars(
     state: CarRentalState,
-    branch_id: entity_id("branch", "Pickup branch id, e.g. 'BRN-0002' (from list_rental_branches)."),
+    branch_id: entity_id("branch", "Pickup branch id, e.g. 'BRN-0002' (from list_rental_branches).", example="BRN-0002"),
     pickup_at: PickupAt,
     return_at: ReturnAt,
     vehicle_class: Annotated[VehicleClass | None, Field(description="Only cars of this class.")] = None,
@@ -413,7 +415,7 @@ def get_car_rental(state: CarRentalState, rental_id: RentalId) -> Rental:
 @tool(sensitive=("customer_id", "email"))
 def list_customer_rentals(
     state: CarRentalState,
-    customer_id: Annotated[CustomerId | None, Field(description="Rental customer id, e.g. 'RCU-0004'.")] = None,
+    customer_id: Annotated[CustomerId | None, Field(description="Rental customer id, e.g. 'RCU-0004'.", json_schema_extra={EXAMPLE: "RCU-0004"})] = None,
     email: Annotated[CustomerEmail | None, Field(description="The customer's email, if the id is not known.")] = None,
     status: Annotated[RentalStatus | None, Field(description="Only rentals in this status.")] = None,
     offset: Offset = 0,
@@ -473,7 +475,7 @@ def add_rental_extra(
 def extend_car_rental(
     state: CarRentalState,
     rental_id: RentalId,
-    new_return_at: moment("New return time, later than the current one."),
+    new_return_at: moment("New return time, later than the current one.", listed="return_at"),
 ) -> Rental:
     """Move a reserved or active rental's return to a later time, if the car is free until then."""
     rental = _rental(state, rental_id)
@@ -554,7 +556,7 @@ def report_vehicle_damage(
     rental_id: RentalId,
     area: Annotated[DamageArea, Field(description="Where the car is damaged.")],
     severity: Annotated[DamageSeverity, Field(description="minor (cosmetic) or major (car must go to maintenance).")],
-    description: Annotated[str, Field(min_length=3, max_length=500, description="What happened and what it looks like.")],
+    description: text("body", "What happened and what it looks like.", listed="description", min_length=3, max_length=500),
 ) -> DamageReport:
     """Report damage to the car of an active or returned rental; charged unless it has full insurance."""
     rental = _rental(state, rental_id)

@@ -10,7 +10,17 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id, moment, parse_moment
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    EXAMPLE,
+    Limit,
+    Offset,
+    Page,
+    entity_id,
+    moment,
+    parse_moment,
+    text,
+)
 from prove.env.world import iso
 from prove_servers.cicd.state import (
     FINISHED,
@@ -42,7 +52,7 @@ from prove_servers.cicd.state import (
 )
 
 EnvParam = Annotated[EnvName, Field(description="Target environment: dev, staging or production.")]
-Actor = entity_id("user", "Username of the person acting, e.g. 'mei-tanaka'.")
+Actor = entity_id("user", "Username of the person acting, e.g. 'mei-tanaka'.", example="mei-tanaka")
 
 _UPPER_SNAKE = re.compile(r"[A-Z][A-Z0-9]*(_[A-Z0-9]+)*")
 _MAX_FREEZE_DAYS = 30
@@ -179,7 +189,7 @@ def _artifact_of(state: CICDState, run_id: str) -> Artifact | None:
 @tool(sensitive=("owner",))
 def list_ci_projects(
     state: CICDState,
-    query: Annotated[str, Field(description="Case-insensitive substring of the name, repo or description.")] = "",
+    query: text("query", "Case-insensitive substring of the name, repo or description.") = "",
     owner: Annotated[Username | None, Field(description="Only projects this username owns.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -220,7 +230,7 @@ def list_pipeline_runs(
     project_id: ProjectId,
     branch: Annotated[BranchName | None, Field(description="Only runs on this branch.")] = None,
     status: Annotated[RunStatus | None, Field(description="Only runs in this status.")] = None,
-    pipeline_id: Annotated[PipelineId | None, Field(description="Only runs of this pipeline, e.g. 'PPL-0002'.")] = None,
+    pipeline_id: Annotated[PipelineId | None, Field(description="Only runs of this pipeline, e.g. 'PPL-0002'.", json_schema_extra={EXAMPLE: "PPL-0002"})] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> RunList:
@@ -250,7 +260,7 @@ def get_pipeline_run(state: CICDState, run_id: RunId) -> RunInfo:
 def get_run_logs(
     state: CICDState,
     run_id: RunId,
-    job: Annotated[JobName | None, Field(description="Only this job's lines, e.g. 'test:unit'.")] = None,
+    job: Annotated[JobName | None, Field(description="Only this job's lines, e.g. 'test:unit'.", json_schema_extra={EXAMPLE: "test:unit"})] = None,
 ) -> RunLogs:
     """Read the log excerpt of a pipeline run, optionally for one job; shows why a run failed."""
     run = find(state.runs, run_id)
@@ -267,7 +277,7 @@ def get_run_logs(
 def trigger_pipeline_run(
     state: CICDState,
     project_id: ProjectId,
-    pipeline_id: entity_id("pipeline", "Pipeline to run, e.g. 'PPL-0001' (see get_ci_project)."),
+    pipeline_id: entity_id("pipeline", "Pipeline to run, e.g. 'PPL-0001' (see get_ci_project).", example="PPL-0001"),
     branch: entity_id("branch", "Branch to build."),
     triggered_by: Actor,
     commit_sha: Annotated[CommitSha | None, Field(description="Commit on that branch; default: the branch head.")] = None,
@@ -357,7 +367,7 @@ def retry_pipeline_run(state: CICDState, run_id: RunId, triggered_by: Actor) -> 
 def list_build_artifacts(
     state: CICDState,
     project_id: ProjectId,
-    version: Annotated[str | None, Field(description="Only versions starting with this, e.g. 'v2.4'.")] = None,
+    version: text("word", "Only versions starting with this, e.g. 'v2.4'.", listed="version", example="v2.4", optional=True) = None,
     passing_only: Annotated[bool, Field(description="Only artifacts whose build run passed.")] = False,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -400,7 +410,7 @@ def list_environments(state: CICDState, project_id: ProjectId, offset: Offset = 
 @tool(write=True, sensitive=("artifact_id", "deployer"))
 def deploy_artifact(
     state: CICDState,
-    artifact_id: entity_id("artifact", "Artifact to deploy, e.g. 'ART-0012'."),
+    artifact_id: entity_id("artifact", "Artifact to deploy, e.g. 'ART-0012'.", example="ART-0012"),
     environment: EnvParam,
     deployer: Actor,
 ) -> Deployment:
@@ -533,8 +543,8 @@ def set_environment_variable(
     state: CICDState,
     project_id: ProjectId,
     environment: EnvParam,
-    name: Annotated[str, Field(min_length=1, max_length=64, description="UPPER_SNAKE name, e.g. 'LOG_LEVEL'.")],
-    value: Annotated[str, Field(min_length=1, max_length=500, description="Value to set.")],
+    name: text("title", "UPPER_SNAKE name, e.g. 'LOG_LEVEL'.", listed="name", example="LOG_LEVEL", min_length=1, max_length=64),
+    value: text("word", "Value to set.", min_length=1, max_length=500),
     secret: Annotated[bool, Field(description="Store as a secret: only the name stays visible.")] = False,
 ) -> EnvVariable:
     """Create or update an environment variable or secret of one environment of a project."""
@@ -558,9 +568,9 @@ def create_deploy_freeze(
     state: CICDState,
     project_id: ProjectId,
     environment: EnvParam,
-    starts_at: moment("Start, e.g. '2026-04-10T18:00'."),
-    ends_at: moment("End, after the start, at most 30 days later."),
-    reason: Annotated[str, Field(min_length=3, max_length=200, description="Why deploys are frozen.")],
+    starts_at: moment("Start, e.g. '2026-04-10T18:00'.", listed="starts_at"),
+    ends_at: moment("End, after the start, at most 30 days later.", listed="ends_at"),
+    reason: text("reason", "Why deploys are frozen.", listed="reason", min_length=3, max_length=200),
     created_by: Actor,
 ) -> DeployFreeze:
     """Block deployments to one environment of a project during a time window."""

@@ -23,15 +23,15 @@ Verdict = Literal["approved", "changes_requested", "commented"]
 ReviewDecision = Literal["approved", "changes_requested", "review_required"]
 MergeMethod = Literal["merge", "squash"]
 
-Login = entity_id("account", "User or organization login, e.g. 'mei-tanaka' or 'cobalt-systems'.")
-RepoName = entity_id("repository", "Repository as 'owner/name', e.g. 'cobalt-systems/web-app'.")
-BranchName = entity_id("branch", "Branch name within the repository, e.g. 'main' or 'feature/dark-mode'.")
-CommitSha = entity_id("commit", "Short commit hash, 7 hex digits, e.g. 'a1b2c3d'.")
-LabelName = entity_id("label", "Label defined in the repository, e.g. 'bug'.")
+Login = entity_id("account", "User or organization login, e.g. 'mei-tanaka' or 'cobalt-systems'.", example="mei-tanaka")
+RepoName = entity_id("repository", "Repository as 'owner/name', e.g. 'cobalt-systems/web-app'.", example="cobalt-systems/web-app")
+BranchName = entity_id("branch", "Branch name within the repository, e.g. 'main' or 'feature/dark-mode'.", example="main")
+CommitSha = entity_id("commit", "Short commit hash, 7 hex digits, e.g. 'a1b2c3d'.", example="a1b2c3d")
+LabelName = entity_id("label", "Label defined in the repository, e.g. 'bug'.", example="bug")
 IssueNumber = entity_id("issue", "Issue number within the repository, e.g. 12.", type_=int, ge=1)
 PullNumber = entity_id("pull_request", "Pull request number within the repository, e.g. 7.", type_=int, ge=1)
-CommentId = entity_id("issue_comment", "Issue comment id, e.g. 'CMT-0004'.")
-ReviewId = entity_id("review", "Pull request review id, e.g. 'REV-0002'.")
+CommentId = entity_id("issue_comment", "Issue comment id, e.g. 'CMT-0004'.", example="CMT-0004")
+ReviewId = entity_id("review", "Pull request review id, e.g. 'REV-0002'.", example="REV-0002")
 
 
 class Account(Record):

@@ -19,6 +19,7 @@ from prove.env.types import (
     entity_id,
     entity_ids,
     parse_day,
+    text,
 )
 from prove_servers.codehost.state import (
     Branch,
@@ -273,7 +274,7 @@ def list_repositories(
     owner: Annotated[Login | None, Field(description="Only repositories of this user or organization login.")] = None,
     visibility: Annotated[Visibility | None, Field(description="Only repositories with this visibility.")] = None,
     language: Annotated[Language | None, Field(description="Only repositories in this main language.")] = None,
-    query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of the full name or description.")] = "",
+    query: text("query", "Case-insensitive substring of the full name or description.", max_length=100) = "",
     sort: Annotated[Literal["name", "stars", "created"], Field(
         description="Order: by full name, most stars first, or newest first.")] = "name",
     offset: Offset = 0,
@@ -317,7 +318,7 @@ def get_repository(state: CodeHostState, repo: RepoName) -> RepositoryInfo:
 def list_repo_branches(
     state: CodeHostState,
     repo: RepoName,
-    query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of the branch name.")] = "",
+    query: text("query", "Case-insensitive substring of the branch name.", max_length=100) = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> BranchList:
@@ -343,7 +344,7 @@ def list_repo_branches(
 def create_branch(
     state: CodeHostState,
     repo: RepoName,
-    name: Annotated[str, Field(min_length=1, max_length=100, description="New branch name, e.g. 'fix/login-timeout'.")],
+    name: text("title", "New branch name, e.g. 'fix/login-timeout'.", listed="name", example="fix/login-timeout", min_length=1, max_length=100),
     from_branch: Annotated[BranchName | None, Field(description="Branch to start from; default: the repository's default branch.")] = None,
 ) -> BranchInfo:
     """Create a branch pointing at the head commit of an existing branch (needs write access)."""
@@ -392,7 +393,7 @@ def list_commits(
 def get_commit(
     state: CodeHostState,
     repo: RepoName,
-    sha: entity_id("commit", "Commit sha (first 7 hex digits are enough), e.g. 'a1b2c3d'.", min_length=7, max_length=40),
+    sha: entity_id("commit", "Commit sha (first 7 hex digits are enough), e.g. 'a1b2c3d'.", min_length=7, max_length=40, example="a1b2c3d"),
 ) -> Commit:
     """Get one commit: author, message, time, parents, CI checks status and line counts."""
     r = _repo(state, repo)
@@ -415,7 +416,7 @@ def list_repo_issues(
     status: Annotated[Literal["open", "closed", "all"], Field(description="Which issues to list by state.")] = "open",
     label: Annotated[LabelName | None, Field(description="Only issues carrying this label (must exist in the repository).")] = None,
     assignee: Annotated[Login | None, Field(description="Only issues assigned to this user login.")] = None,
-    query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of the title or body.")] = "",
+    query: text("query", "Case-insensitive substring of the title or body.", max_length=100) = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> IssueList:
@@ -437,8 +438,8 @@ def list_repo_issues(
 def create_issue(
     state: CodeHostState,
     repo: RepoName,
-    title: Annotated[str, Field(min_length=1, max_length=200, description="Short summary of the issue.")],
-    body: Annotated[str, Field(max_length=4000, description="Details: what happened, steps, expectations.")] = "",
+    title: text("title", "Short summary of the issue.", listed="title", min_length=1, max_length=200),
+    body: text("body", "Details: what happened, steps, expectations.", listed="body", max_length=4000) = "",
     labels: Annotated[entity_ids("label", "Labels defined in the repository.") | None, Field(max_length=10, description="Labels to apply; each must be defined in the repository.")] = None,
     assignee: Annotated[Login | None, Field(description="Login of a user with write access to assign.")] = None,
 ) -> Issue:
@@ -464,7 +465,7 @@ def comment_on_issue(
     state: CodeHostState,
     repo: RepoName,
     number: IssueNumber,
-    body: Annotated[str, Field(min_length=1, max_length=4000, description="Comment text (Markdown).")],
+    body: text("body", "Comment text (Markdown).", listed="body", min_length=1, max_length=4000),
 ) -> Issue:
     """Add a comment to an issue (open or closed); returns the issue with all its comments."""
     r = _repo(state, repo)
@@ -482,7 +483,7 @@ def close_issue(
     repo: RepoName,
     number: IssueNumber,
     reason: Annotated[CloseReason, Field(description="'completed' (done) or 'not_planned' (won't fix, duplicate).")] = "completed",
-    comment: Annotated[str, Field(max_length=4000, description="Optional closing comment.")] = "",
+    comment: text("body", "Optional closing comment.", max_length=4000) = "",
 ) -> Issue:
     """Close an open issue as completed or not planned, optionally with a closing comment (author or write access)."""
     r = _repo(state, repo)
@@ -560,10 +561,10 @@ def get_pull_request(state: CodeHostState, repo: RepoName, number: PullNumber) -
 def create_pull_request(
     state: CodeHostState,
     repo: RepoName,
-    title: Annotated[str, Field(min_length=1, max_length=200, description="Pull request title.")],
-    head: entity_id("branch", "Branch with the changes, e.g. 'feature/dark-mode'."),
+    title: text("title", "Pull request title.", listed="title", min_length=1, max_length=200),
+    head: entity_id("branch", "Branch with the changes, e.g. 'feature/dark-mode'.", example="feature/dark-mode"),
     base: Annotated[BranchName | None, Field(description="Branch to merge into; default: the default branch.")] = None,
-    body: Annotated[str, Field(max_length=4000, description="Description of the change.")] = "",
+    body: text("body", "Description of the change.", listed="body", max_length=4000) = "",
 ) -> PullRequestInfo:
     """Open a pull request proposing to merge the head branch into the base branch."""
     r = _repo(state, repo)
@@ -593,7 +594,7 @@ def review_pull_request(
     repo: RepoName,
     number: PullNumber,
     verdict: Annotated[Verdict, Field(description="Approve, request changes, or comment only.")],
-    body: Annotated[str, Field(max_length=4000, description="Review text; required unless approving.")] = "",
+    body: text("body", "Review text; required unless approving.", listed="body", max_length=4000) = "",
 ) -> PullRequestInfo:
     """Submit a review on someone else's open pull request: approve, request changes, or comment."""
     r = _repo(state, repo)

@@ -36,14 +36,14 @@ NEXT_STAGES: dict[str, tuple[OpenStage, ...]] = {
 """Allowed moves between open stages: one step forward or one step back; closing is separate."""
 QUALIFY_MIN_SCORE = 40
 
-RepId = entity_id("sales_rep", "Sales rep id, e.g. 'REP-0003'.")
-AccountId = entity_id("account", "CRM account id, e.g. 'ACCT-0004'.")
-ContactId = entity_id("contact", "Contact id, e.g. 'CON-0012'.")
-LeadId = entity_id("lead", "Lead id, e.g. 'LEAD-0007'.")
-OpportunityId = entity_id("opportunity", "Opportunity id, e.g. 'OPP-0021'.")
-ActivityId = entity_id("activity", "Activity id, e.g. 'ACV-0040'.")
-ProductId = entity_id("product", "Product id, e.g. 'PRD-0002'.")
-QuoteId = entity_id("quote", "Quote id, e.g. 'QUO-0005'.")
+RepId = entity_id("sales_rep", "Sales rep id, e.g. 'REP-0003'.", example="REP-0003")
+AccountId = entity_id("account", "CRM account id, e.g. 'ACCT-0004'.", example="ACCT-0004")
+ContactId = entity_id("contact", "Contact id, e.g. 'CON-0012'.", example="CON-0012")
+LeadId = entity_id("lead", "Lead id, e.g. 'LEAD-0007'.", example="LEAD-0007")
+OpportunityId = entity_id("opportunity", "Opportunity id, e.g. 'OPP-0021'.", example="OPP-0021")
+ActivityId = entity_id("activity", "Activity id, e.g. 'ACV-0040'.", example="ACV-0040")
+ProductId = entity_id("product", "Product id, e.g. 'PRD-0002'.", example="PRD-0002")
+QuoteId = entity_id("quote", "Quote id, e.g. 'QUO-0005'.", example="QUO-0005")
 
 
 class SalesRep(Record):

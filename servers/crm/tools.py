@@ -10,7 +10,17 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_id, parse_day
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    MONEY,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_id,
+    parse_day,
+    text,
+)
 from prove_servers.crm.state import (
     NEXT_STAGES,
     OPEN_STAGES,
@@ -39,8 +49,10 @@ from prove_servers.crm.state import (
     Stage,
 )
 
-Email = Annotated[str, Field(max_length=120, description="Email address, e.g. 'ana.silva@acme.com'.")]
-Phone = Annotated[str, Field(max_length=30, description="Phone number with 7-15 digits, e.g. '+1-555-201-3344'.")]
+Email = text("word", "Email address, e.g. 'ana.silva@acme.com'.", listed="email",
+             example="ana.silva@acme.com", max_length=120)
+Phone = text("word", "Phone number with 7-15 digits, e.g. '+1-555-201-3344'.", listed="phone",
+             example="+1-555-201-3344", max_length=30)
 Amount = Annotated[float, Field(json_schema_extra={MONEY: True}, gt=0, le=100_000_000, description="Deal value in USD.")]
 
 _EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
@@ -165,9 +177,9 @@ def _open(opp: Opportunity) -> None:
 @tool(sensitive=("owner_rep_id",))
 def search_crm_accounts(
     state: CRMState,
-    query: Annotated[str, Field(description="Case-insensitive substring of the name or website.")] = "",
+    query: text("query", "Case-insensitive substring of the name or website.") = "",
     industry: Annotated[Industry | None, Field(description="Only accounts in this industry.")] = None,
-    city: Annotated[str | None, Field(description="Only accounts in this city.")] = None,
+    city: text("word", "Only accounts in this city.", listed="city", optional=True) = None,
     owner_rep_id: Annotated[RepId | None, Field(description="Only accounts owned by this rep.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -199,7 +211,7 @@ def get_crm_account(state: CRMState, account_id: AccountId) -> AccountInfo:
 def list_crm_contacts(
     state: CRMState,
     account_id: Annotated[AccountId | None, Field(description="Only contacts of this account.")] = None,
-    query: Annotated[str, Field(description="Case-insensitive substring of name, email or title.")] = "",
+    query: text("query", "Case-insensitive substring of name, email or title.") = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> ContactList:
@@ -217,10 +229,10 @@ def list_crm_contacts(
 def create_crm_contact(
     state: CRMState,
     account_id: AccountId,
-    name: Annotated[str, Field(min_length=2, max_length=80, description="Full name.")],
+    name: text("person_name", "Full name.", listed="name", min_length=2, max_length=80),
     email: Email,
     phone: Phone,
-    title: Annotated[str, Field(max_length=80, description="Job title, e.g. 'CFO'.")] = "",
+    title: text("title", "Job title, e.g. 'CFO'.", listed="title", example="CFO", max_length=80) = "",
 ) -> Contact:
     """Add a contact person to an account; emails must be unique within the account."""
     _account(state, account_id)
@@ -237,9 +249,9 @@ def create_crm_contact(
 def update_crm_contact(
     state: CRMState,
     contact_id: ContactId,
-    email: Annotated[str | None, Field(max_length=120, description="New email address.")] = None,
-    phone: Annotated[str | None, Field(max_length=30, description="New phone number (7-15 digits).")] = None,
-    title: Annotated[str | None, Field(max_length=80, description="New job title.")] = None,
+    email: text("word", "New email address.", listed="email", optional=True, max_length=120) = None,
+    phone: text("word", "New phone number (7-15 digits).", listed="phone", optional=True, max_length=30) = None,
+    title: text("title", "New job title.", listed="title", optional=True, max_length=80) = None,
     account_id: Annotated[AccountId | None, Field(description="Move the contact to this account.")] = None,
 ) -> Contact:
     """Change a contact's email, phone, title or account; only the fields given change."""
@@ -264,7 +276,7 @@ def list_leads(
     source: Annotated[LeadSource | None, Field(description="Only leads from this source.")] = None,
     owner_rep_id: Annotated[RepId | None, Field(description="Only leads owned by this rep.")] = None,
     min_score: Annotated[int | None, Field(ge=0, le=100, description="Only leads scoring at least this.")] = None,
-    query: Annotated[str, Field(description="Case-insensitive substring of name, company or email.")] = "",
+    query: text("query", "Case-insensitive substring of name, company or email.") = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> LeadList:
@@ -284,7 +296,7 @@ def qualify_lead(
     state: CRMState,
     lead_id: LeadId,
     outcome: Annotated[Literal["qualified", "disqualified"], Field(description="Qualify or disqualify.")],
-    reason: Annotated[str, Field(max_length=200, description="Why; required to disqualify.")] = "",
+    reason: text("reason", "Why; required to disqualify.", max_length=200) = "",
 ) -> Lead:
     """Mark a lead qualified (score must be at least 40) or disqualified (with a reason)."""
     lead = find(state.leads, lead_id, hint="use list_leads to find one")
@@ -308,8 +320,8 @@ def qualify_lead(
 def convert_lead(
     state: CRMState,
     lead_id: LeadId,
-    opportunity_name: Annotated[str, Field(min_length=3, max_length=120, description="Name of the new deal.")],
-    close_date: day("Expected close date, after today."),
+    opportunity_name: text("title", "Name of the new deal.", min_length=3, max_length=120),
+    close_date: day("Expected close date, after today.", listed="close_date"),
     amount: Annotated[float | None, Field(json_schema_extra={MONEY: True}, gt=0, le=100_000_000, description="Expected deal value in USD.")] = None,
     account_id: Annotated[AccountId | None, Field(description="Existing account to convert into; "
                                                         "default: a new account named after the lead's company.")] = None,
@@ -388,8 +400,8 @@ def get_opportunity(state: CRMState, opportunity_id: OpportunityId) -> Opportuni
 def create_opportunity(
     state: CRMState,
     account_id: AccountId,
-    name: Annotated[str, Field(min_length=3, max_length=120, description="Deal name, e.g. 'Acme - Renewal'.")],
-    close_date: day("Expected close date, after today."),
+    name: text("title", "Deal name, e.g. 'Acme - Renewal'.", listed="name", example="Acme - Renewal", min_length=3, max_length=120),
+    close_date: day("Expected close date, after today.", listed="close_date"),
     amount: Annotated[float | None, Field(json_schema_extra={MONEY: True}, gt=0, le=100_000_000, description="Expected value in USD.")] = None,
     primary_contact_id: Annotated[ContactId | None, Field(description="Main contact; must belong to the account.")] = None,
 ) -> Opportunity:
@@ -447,7 +459,7 @@ def close_opportunity(
     state: CRMState,
     opportunity_id: OpportunityId,
     outcome: Annotated[Literal["won", "lost"], Field(description="Won (from negotiation) or lost.")],
-    close_date: Annotated[day("A calendar date.") | None, Field(description="Actual close date, not after "
+    close_date: Annotated[day("A calendar date.", listed="close_date") | None, Field(description="Actual close date, not after "
                                                                         "today; default today.")] = None,
     amount: Annotated[float | None, Field(json_schema_extra={MONEY: True}, gt=0, le=100_000_000, description="Final deal value in USD.")] = None,
     loss_reason: Annotated[LossReason | None, Field(description="Why it was lost (required when lost).")] = None,
@@ -484,10 +496,10 @@ def log_crm_activity(
     state: CRMState,
     account_id: AccountId,
     kind: Annotated[ActivityKind, Field(description="call, email, meeting or note.")],
-    subject: Annotated[str, Field(min_length=2, max_length=120, description="Short subject line.")],
-    date: day("When it happened, not after today."),
-    rep_id: entity_id("sales_rep", "Sales rep who did it, e.g. 'REP-0003'."),
-    notes: Annotated[str, Field(max_length=2000, description="Free-text notes.")] = "",
+    subject: text("title", "Short subject line.", listed="subject", min_length=2, max_length=120),
+    date: day("When it happened, not after today.", listed="date"),
+    rep_id: entity_id("sales_rep", "Sales rep who did it, e.g. 'REP-0003'.", example="REP-0003"),
+    notes: text("body", "Free-text notes.", listed="notes", max_length=2000) = "",
     contact_id: Annotated[ContactId | None, Field(description="Contact involved; must belong to the account.")] = None,
     opportunity_id: Annotated[OpportunityId | None, Field(description="Related opportunity of the account.")] = None,
 ) -> Activity:

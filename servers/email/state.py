@@ -40,12 +40,12 @@ SYSTEM_FOLDERS: tuple[tuple[str, FolderKind], ...] = (
     ("Inbox", "inbox"), ("Sent", "sent"), ("Drafts", "drafts"), ("Archive", "archive"), ("Trash", "trash"),
 )
 
-MailboxId = entity_id("mailbox", "Mailbox id, e.g. 'MBX-0001' (see list_mailboxes).")
-FolderId = entity_id("folder", "Folder id, e.g. 'FLD-0003'.")
-MessageId = entity_id("message", "Message id, e.g. 'MSG-0042'.")
-ThreadId = entity_id("thread", "Thread id, e.g. 'THR-0007'.")
-ContactId = entity_id("contact", "Address-book contact id, e.g. 'CON-0005'.")
-FilterId = entity_id("filter", "Incoming-mail filter id, e.g. 'FLT-0002'.")
+MailboxId = entity_id("mailbox", "Mailbox id, e.g. 'MBX-0001' (see list_mailboxes).", example="MBX-0001")
+FolderId = entity_id("folder", "Folder id, e.g. 'FLD-0003'.", example="FLD-0003")
+MessageId = entity_id("message", "Message id, e.g. 'MSG-0042'.", example="MSG-0042")
+ThreadId = entity_id("thread", "Thread id, e.g. 'THR-0007'.", example="THR-0007")
+ContactId = entity_id("contact", "Address-book contact id, e.g. 'CON-0005'.", example="CON-0005")
+FilterId = entity_id("filter", "Incoming-mail filter id, e.g. 'FLT-0002'.", example="FLT-0002")
 
 
 class Attachment(Record):

@@ -18,6 +18,7 @@ from prove.env.types import (
     entity_id,
     entity_ids,
     parse_day,
+    text,
 )
 from prove_servers.email.state import (
     MAX_ATTACHMENT_KB,
@@ -40,9 +41,13 @@ from prove_servers.email.state import (
     ThreadId,
 )
 
-Addresses = Annotated[list[str], Field(max_length=MAX_RECIPIENTS, description="Recipient email addresses.")]
-Subject = Annotated[str, Field(max_length=200, description="Subject line.")]
-Body = Annotated[str, Field(max_length=4000, description="Plain-text body; the mailbox signature is appended when sent.")]
+Addresses = text("word", "Recipient email addresses.", listed="to", many=True,
+                 max_length=MAX_RECIPIENTS)
+CopyAddresses = text("word", "Recipient email addresses.", listed="cc", many=True,
+                     max_length=MAX_RECIPIENTS)
+Subject = text("title", "Subject line.", listed="subject", max_length=200)
+Body = text("body", "Plain-text body; the mailbox signature is appended when sent.", listed="body",
+            max_length=4000)
 Attachments = Annotated[list[Attachment], Field(
     max_length=10, description="Files to attach, each with name, size_kb and mime; at most 20 MB each, 25 MB in total.")]
 
@@ -390,11 +395,11 @@ def list_email_folders(state: EmailState, mailbox_id: MailboxId, offset: Offset 
 def list_emails(
     state: EmailState,
     mailbox_id: MailboxId,
-    folder: entity_id("folder", "Folder name or id, e.g. 'Inbox', 'Sent', 'Drafts' or a custom one.") = "Inbox",
+    folder: entity_id("folder", "Folder name or id, e.g. 'Inbox', 'Sent', 'Drafts' or a custom one.", example="Inbox") = "Inbox",
     unread_only: Annotated[bool, Field(description="Only unread messages.")] = False,
     starred_only: Annotated[bool, Field(description="Only starred messages.")] = False,
-    label: Annotated[str | None, Field(description="Only messages carrying this label.")] = None,
-    from_address: Annotated[str | None, Field(description="Only messages whose sender address contains this.")] = None,
+    label: text("query", "Only messages carrying this label.", optional=True) = None,
+    from_address: text("word", "Only messages whose sender address contains this.", listed="from_address", optional=True) = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> EmailList:
@@ -413,7 +418,7 @@ def list_emails(
 @tool(sensitive=("mailbox_id",))
 def search_emails(
     state: EmailState,
-    query: Annotated[str, Field(min_length=1, max_length=200, description="Words to find in subject, body, sender, recipients or attachment names.")],
+    query: text("query", "Words to find in subject, body, sender, recipients or attachment names.", min_length=1, max_length=200),
     mailbox_id: Annotated[MailboxId | None, Field(description="Only this mailbox; default: every mailbox you can use.")] = None,
     has_attachment: Annotated[bool | None, Field(description="Only messages with (true) or without (false) attachments.")] = None,
     since: Annotated[day("A calendar date.") | None, Field(description="Only messages on or after this date.")] = None,
@@ -451,7 +456,7 @@ def get_email(state: EmailState, message_id: MessageId) -> EmailDetails:
 @tool(sensitive=("thread_id",))
 def get_email_thread(
     state: EmailState,
-    thread_id: entity_id("thread", "Thread id, e.g. 'THR-0007' (from any of its messages)."),
+    thread_id: entity_id("thread", "Thread id, e.g. 'THR-0007' (from any of its messages).", example="THR-0007"),
 ) -> EmailThread:
     """Get every message of a conversation thread, oldest first, across the mailboxes you can use."""
     msgs = [_details(state, m) for m in state.messages.values()
@@ -466,7 +471,7 @@ def get_email_thread(
 def list_email_contacts(
     state: EmailState,
     mailbox_id: MailboxId,
-    query: Annotated[str, Field(max_length=100, description="Case-insensitive part of a name, address or company.")] = "",
+    query: text("query", "Case-insensitive part of a name, address or company.", max_length=100) = "",
     favorites_only: Annotated[bool, Field(description="Only contacts marked as favorites.")] = False,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -489,10 +494,10 @@ def list_email_contacts(
 def send_email(
     state: EmailState,
     mailbox_id: entity_id("mailbox", "Mailbox to send from (you must own it or be a delegate)."),
-    to: Annotated[list[str], Field(min_length=1, max_length=MAX_RECIPIENTS, description="Recipient email addresses.")],
+    to: text("word", "Recipient email addresses.", listed="to", many=True, min_length=1, max_length=MAX_RECIPIENTS),
     subject: Subject,
     body: Body,
-    cc: Addresses = [],  # noqa: B006 - pydantic copies defaults
+    cc: CopyAddresses = [],  # noqa: B006 - pydantic copies defaults
     attachments: Attachments = [],  # noqa: B006
 ) -> SendReceipt:
     """Send a new email from a mailbox you can use; recipients hosted here receive it in their inbox."""
@@ -532,8 +537,8 @@ def forward_email(
     state: EmailState,
     mailbox_id: entity_id("mailbox", "Mailbox holding the message; it is forwarded from it."),
     message_id: MessageId,
-    to: Annotated[list[str], Field(min_length=1, max_length=MAX_RECIPIENTS, description="Addresses to forward to.")],
-    note: Annotated[str, Field(max_length=2000, description="Text written above the forwarded message.")] = "",
+    to: text("word", "Addresses to forward to.", listed="to", many=True, min_length=1, max_length=MAX_RECIPIENTS),
+    note: text("body", "Text written above the forwarded message.", max_length=2000) = "",
     include_attachments: Annotated[bool, Field(description="Forward the original attachments too.")] = True,
 ) -> SendReceipt:
     """Forward a message (and by default its attachments) to new recipients as a new thread."""
@@ -555,7 +560,7 @@ def save_email_draft(
     subject: Subject,
     body: Body,
     to: Addresses = [],  # noqa: B006
-    cc: Addresses = [],  # noqa: B006
+    cc: CopyAddresses = [],  # noqa: B006
     attachments: Attachments = [],  # noqa: B006
 ) -> EmailDetails:
     """Save an unsent draft in a mailbox's Drafts folder; send it later with send_email_draft."""
@@ -571,7 +576,7 @@ def save_email_draft(
 @tool(write=True, sensitive=("message_id",))
 def send_email_draft(
     state: EmailState,
-    message_id: entity_id("message", "Id of a draft in a Drafts folder, e.g. 'MSG-0101'."),
+    message_id: entity_id("message", "Id of a draft in a Drafts folder, e.g. 'MSG-0101'.", example="MSG-0101"),
 ) -> SendReceipt:
     """Send a saved draft; it moves to the Sent folder and keeps its message id."""
     msg = _message(state, message_id)
@@ -596,7 +601,7 @@ def send_email_draft(
 def move_email(
     state: EmailState,
     message_id: MessageId,
-    folder: entity_id("folder", "Destination folder name (or id) in the same mailbox, e.g. 'Archive'."),
+    folder: entity_id("folder", "Destination folder name (or id) in the same mailbox, e.g. 'Archive'.", example="Archive"),
 ) -> EmailSummary:
     """Move a message to another folder of its mailbox (e.g. archive it or file it in a custom folder)."""
     msg = _message(state, message_id)
@@ -644,7 +649,7 @@ def delete_email(state: EmailState, message_id: MessageId) -> DeleteResult:
 def create_email_folder(
     state: EmailState,
     mailbox_id: MailboxId,
-    name: Annotated[str, Field(min_length=1, max_length=40, description="New folder name, e.g. 'Receipts'.")],
+    name: text("title", "New folder name, e.g. 'Receipts'.", listed="name", example="Receipts", min_length=1, max_length=40),
 ) -> FolderInfo:
     """Create a custom folder in a mailbox."""
     _mailbox(state, mailbox_id)
@@ -666,10 +671,10 @@ def set_auto_reply(
     state: EmailState,
     mailbox_id: MailboxId,
     enabled: Annotated[bool, Field(description="True turns the vacation auto-reply on, false turns it off.")],
-    start_date: Annotated[day("A calendar date.") | None, Field(description="First day to auto-reply; needed when enabling.")] = None,
-    end_date: Annotated[day("A calendar date.") | None, Field(description="Last day to auto-reply; needed when enabling.")] = None,
-    message: Annotated[str, Field(max_length=1000, description="Auto-reply text; needed when enabling.")] = "",
-    subject: Annotated[str, Field(max_length=100, description="Auto-reply subject prefix.")] = "Out of office",
+    start_date: Annotated[day("A calendar date.", listed="start_date") | None, Field(description="First day to auto-reply; needed when enabling.")] = None,
+    end_date: Annotated[day("A calendar date.", listed="end_date") | None, Field(description="Last day to auto-reply; needed when enabling.")] = None,
+    message: text("body", "Auto-reply text; needed when enabling.", listed="message", max_length=1000) = "",
+    subject: text("title", "Auto-reply subject prefix.", listed="subject", max_length=100) = "Out of office",
 ) -> MailboxSettings:
     """Turn a mailbox's vacation auto-reply on for a date range (with a message) or off."""
     box = _mailbox(state, mailbox_id)

@@ -24,12 +24,12 @@ PayoutMethod = Literal["payroll", "bank_transfer"]
 EDITABLE: tuple[ReportStatus, ...] = ("draft", "rejected")
 """Statuses in which a report's items can still change."""
 
-EmployeeId = entity_id("employee", "Employee id, e.g. 'EMP-0007'.")
-ReportId = entity_id("expense_report", "Expense report id, e.g. 'EXP-0012'.")
-ItemId = entity_id("expense_item", "Expense item id, e.g. 'ITM-0040'.")
-CardId = entity_id("corporate_card", "Corporate card id, e.g. 'CC-0003'.")
-CardTransactionId = entity_id("card_transaction", "Corporate card transaction id, e.g. 'CTX-0021'.")
-PayoutId = entity_id("payout", "Payout id, e.g. 'PAY-0004'.")
+EmployeeId = entity_id("employee", "Employee id, e.g. 'EMP-0007'.", example="EMP-0007")
+ReportId = entity_id("expense_report", "Expense report id, e.g. 'EXP-0012'.", example="EXP-0012")
+ItemId = entity_id("expense_item", "Expense item id, e.g. 'ITM-0040'.", example="ITM-0040")
+CardId = entity_id("corporate_card", "Corporate card id, e.g. 'CC-0003'.", example="CC-0003")
+CardTransactionId = entity_id("card_transaction", "Corporate card transaction id, e.g. 'CTX-0021'.", example="CTX-0021")
+PayoutId = entity_id("payout", "Payout id, e.g. 'PAY-0004'.", example="PAY-0004")
 
 
 class Employee(Record):

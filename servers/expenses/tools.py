@@ -9,7 +9,18 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, day, entity_id, parse_day
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    EXAMPLE,
+    MONEY,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_id,
+    parse_day,
+    text,
+)
 from prove_servers.expenses.state import (
     EDITABLE,
     CardId,
@@ -167,7 +178,7 @@ def _check_receipt_name(file_name: str | None, param: str) -> None:
 @tool()
 def find_company_employees(
     state: ExpenseState,
-    query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the name or email.")] = "",
+    query: text("query", "Case-insensitive substring of the name or email.", max_length=80) = "",
     department: Annotated[Department | None, Field(description="Only employees of this department.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -209,7 +220,7 @@ def get_expense_report(state: ExpenseState, report_id: ReportId) -> ReportDetail
 @tool(sensitive=("manager_id",))
 def list_pending_expense_approvals(
     state: ExpenseState,
-    manager_id: entity_id("employee", "The approving manager's employee id, e.g. 'EMP-0002'."),
+    manager_id: entity_id("employee", "The approving manager's employee id, e.g. 'EMP-0002'.", example="EMP-0002"),
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> ReportList:
@@ -249,7 +260,7 @@ def list_corporate_cards(
 def list_card_transactions(
     state: ExpenseState,
     employee_id: Annotated[EmployeeId | None, Field(description="Only this employee's card spend.")] = None,
-    card_id: Annotated[CardId | None, Field(description="Only this corporate card, e.g. 'CC-0003'.")] = None,
+    card_id: Annotated[CardId | None, Field(description="Only this corporate card, e.g. 'CC-0003'.", json_schema_extra={EXAMPLE: "CC-0003"})] = None,
     matched: Annotated[bool | None, Field(description="True: only reconciled; False: only still to match.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -298,7 +309,7 @@ def get_employee_spend_summary(state: ExpenseState, employee_id: EmployeeId) -> 
 def create_expense_report(
     state: ExpenseState,
     employee_id: EmployeeId,
-    title: Annotated[str, Field(min_length=1, max_length=100, description="Short title, e.g. 'Client visit Boston'.")],
+    title: text("title", "Short title, e.g. 'Client visit Boston'.", listed="title", example="Client visit Boston", min_length=1, max_length=100),
     currency: Annotated[ExpenseCurrency | None, Field(description="Currency of every item; default the employee's home currency.")] = None,
 ) -> ExpenseReport:
     """Start a new draft expense report for an employee."""
@@ -320,13 +331,13 @@ def create_expense_report(
 def add_expense_item(
     state: ExpenseState,
     report_id: ReportId,
-    date: day("Day the expense was incurred; not in the future."),
-    merchant: Annotated[str, Field(min_length=1, max_length=80, description="Where the money was spent.")],
+    date: day("Day the expense was incurred; not in the future.", listed="date"),
+    merchant: text("word", "Where the money was spent.", listed="merchant", min_length=1, max_length=80),
     category: Annotated[ExpenseCategory, Field(description="Expense category; decides the limit and receipt rule.")],
     amount: Annotated[float, Field(json_schema_extra={MONEY: True}, gt=0, le=100_000, description="Amount in the report's currency.")],
     currency: Annotated[ExpenseCurrency | None, Field(description="Currency of the amount; must equal the report's.")] = None,
-    description: Annotated[str, Field(max_length=200, description="Business purpose.")] = "",
-    receipt_file: Annotated[str | None, Field(max_length=120, description="Receipt file name (.pdf/.jpg/.png), if one is at hand.")] = None,
+    description: text("body", "Business purpose.", listed="description", max_length=200) = "",
+    receipt_file: text("word", "Receipt file name (.pdf/.jpg/.png), if one is at hand.", listed="receipt_file", optional=True, max_length=120) = None,
 ) -> ItemResult:
     """Add a personally paid expense to a draft report; policy problems are flagged on the item."""
     report = _report(state, report_id)
@@ -357,7 +368,7 @@ def remove_expense_item(state: ExpenseState, item_id: ItemId) -> ExpenseReport:
 def attach_expense_receipt(
     state: ExpenseState,
     item_id: ItemId,
-    file_name: Annotated[str, Field(min_length=5, max_length=120, description="Receipt file name, e.g. 'hotel-0314.pdf'.")],
+    file_name: text("title", "Receipt file name, e.g. 'hotel-0314.pdf'.", example="hotel-0314.pdf", min_length=5, max_length=120),
 ) -> ExpenseItem:
     """Attach a receipt to an expense item of a draft or rejected report."""
     item = _item(state, item_id)
@@ -374,7 +385,7 @@ def attach_expense_receipt(
 def submit_expense_report(
     state: ExpenseState,
     report_id: ReportId,
-    justification: Annotated[str, Field(max_length=500, description="Required when an item is over its category limit: why it was necessary.")] = "",
+    justification: text("body", "Required when an item is over its category limit: why it was necessary.", listed="justification", max_length=500) = "",
 ) -> ExpenseReport:
     """Submit a draft (or rejected) report to the employee's manager for approval."""
     report = _report(state, report_id)
@@ -436,7 +447,7 @@ def reject_expense_report(
     state: ExpenseState,
     report_id: ReportId,
     approver_id: entity_id("employee", "Employee id of the deciding manager."),
-    reason: Annotated[str, Field(min_length=3, max_length=300, description="What the employee must fix.")],
+    reason: text("reason", "What the employee must fix.", min_length=3, max_length=300),
 ) -> ExpenseReport:
     """Reject a submitted report with a reason; the employee can then edit and resubmit it."""
     report = _decide(state, report_id, approver_id)
@@ -480,7 +491,7 @@ def match_card_transaction(
     transaction_id: CardTransactionId,
     report_id: ReportId,
     category: Annotated[ExpenseCategory | None, Field(description="Expense category; default the card's merchant category.")] = None,
-    description: Annotated[str, Field(max_length=200, description="Business purpose.")] = "",
+    description: text("body", "Business purpose.", listed="description", max_length=200) = "",
 ) -> ItemResult:
     """Reconcile a corporate card transaction by adding it as a card-paid item to the cardholder's report."""
     txn = find(state.card_transactions, transaction_id, hint="use list_card_transactions with matched=false to find one")

@@ -32,13 +32,13 @@ UPGRADE_MILES: dict[str, int] = {"economy": 0, "premium_economy": 15000, "busine
 CHECK_IN_OPENS_H = 24
 CHECK_IN_CLOSES_MIN = 45
 
-AirportCode = entity_id("airport", "IATA airport code, e.g. 'LHR'.", min_length=3, max_length=3)
-FlightId = entity_id("flight", "Flight id, e.g. 'FLT-0012' (from search_flights).")
+AirportCode = entity_id("airport", "IATA airport code, e.g. 'LHR'.", min_length=3, max_length=3, example="LHR")
+FlightId = entity_id("flight", "Flight id, e.g. 'FLT-0012' (from search_flights).", example="FLT-0012")
 FlightNumber = entity_id("flight_number", "Flight number (airline code and number), e.g. 'KX214'.",
-                         min_length=3, max_length=8)
-PassengerId = entity_id("passenger", "Passenger id, e.g. 'PAX-0003'.")
-BookingId = entity_id("booking", "Booking id, e.g. 'BKG-0007'.")
-SeatId = entity_id("seat", "Seat id: row number and letter, e.g. '12A'.", min_length=2, max_length=4)
+                         min_length=3, max_length=8, example="KX214")
+PassengerId = entity_id("passenger", "Passenger id, e.g. 'PAX-0003'.", example="PAX-0003")
+BookingId = entity_id("booking", "Booking id, e.g. 'BKG-0007'.", example="BKG-0007")
+SeatId = entity_id("seat", "Seat id: row number and letter, e.g. '12A'.", min_length=2, max_length=4, example="12A")
 SeatIds = entity_ids("seat", "Seat ids, in seat order.")
 
 

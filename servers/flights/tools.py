@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, lookup, require, shown
 from prove.env.tool import ToolError, tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day, text
 from prove_servers.flights.state import (
     BAG_FEE,
     BAG_LIMIT,
@@ -314,8 +314,8 @@ def _summary(flight: Flight) -> FlightSummary:
 @tool()
 def list_airports(
     state: FlightState,
-    query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the code, airport name or city.")] = "",
-    country: Annotated[str | None, Field(description="Only airports in this country, e.g. 'France'.")] = None,
+    query: text("query", "Case-insensitive substring of the code, airport name or city.", max_length=80) = "",
+    country: text("word", "Only airports in this country, e.g. 'France'.", listed="country", example="France", optional=True) = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> AirportList:
@@ -332,8 +332,8 @@ def list_airports(
 @tool(sensitive=("origin", "destination", "max_price"))
 def search_flights(
     state: FlightState,
-    origin: entity_id("airport", "Departure airport, IATA code, e.g. 'LHR'.", min_length=3, max_length=3),
-    destination: entity_id("airport", "Arrival airport, IATA code, e.g. 'CDG'.", min_length=3, max_length=3),
+    origin: entity_id("airport", "Departure airport, IATA code, e.g. 'LHR'.", min_length=3, max_length=3, example="LHR"),
+    destination: entity_id("airport", "Arrival airport, IATA code, e.g. 'CDG'.", min_length=3, max_length=3, example="CDG"),
     date: Annotated[day("Departure date.") | None, Field(description="Departure date.")] = None,
     cabin: Annotated[CabinClass | None, Field(description="Only flights with free seats in this cabin; max_price applies to it.")] = None,
     max_price: Annotated[float | None, Field(gt=0, le=100_000, description="Highest fare in USD (of `cabin`, else of the cheapest cabin with seats).")] = None,
@@ -431,7 +431,7 @@ def get_seat_map(
 @tool()
 def search_passengers(
     state: FlightState,
-    query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the name or email.")] = "",
+    query: text("query", "Case-insensitive substring of the name or email.", max_length=80) = "",
     loyalty_tier: Annotated[LoyaltyTier | None, Field(description="Only members of this loyalty tier.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -540,7 +540,7 @@ def cancel_flight_booking(state: FlightState, booking_id: BookingId) -> BookingV
 def change_booking_flight(
     state: FlightState,
     booking_id: BookingId,
-    new_flight_id: entity_id("flight", "Flight to move to, same origin and destination, e.g. 'FLT-0031'."),
+    new_flight_id: entity_id("flight", "Flight to move to, same origin and destination, e.g. 'FLT-0031'.", example="FLT-0031"),
 ) -> FlightChangeReceipt:
     """Move a confirmed booking to another flight on the same route in the same cabin; charges any fare increase and the change fee (both waived if the airline cancelled the old flight)."""
     b = _booking(state, booking_id)
@@ -692,8 +692,8 @@ def redeem_miles_upgrade(
 def update_passenger_passport(
     state: FlightState,
     passenger_id: PassengerId,
-    passport_number: Annotated[str, Field(min_length=6, max_length=12, description="New passport number, 6-9 letters or digits.")],
-    passport_expiry: day("Expiry date of the passport, after today."),
+    passport_number: text("word", "New passport number, 6-9 letters or digits.", listed="passport_number", min_length=6, max_length=12),
+    passport_expiry: day("Expiry date of the passport, after today.", listed="passport_expiry"),
 ) -> Passenger:
     """Record a passenger's new or renewed passport; locked while they are checked in for an upcoming flight."""
     p = _passenger(state, passenger_id)

@@ -30,14 +30,14 @@ TIP_WINDOW_HOURS = 24
 """Tips can be added until this many hours after delivery."""
 MAX_ADDRESSES = 5
 
-CustomerId = entity_id("customer", "Food delivery customer id, e.g. 'FCU-0004'.")
-AddressId = entity_id("delivery_address", "Saved delivery address id, e.g. 'ADR-0003'.")
-RestaurantId = entity_id("restaurant", "Restaurant id, e.g. 'RST-0007'.")
-ItemId = entity_id("menu_item", "Menu item id, e.g. 'ITM-0031'.")
-OrderId = entity_id("order", "Food order id, e.g. 'FOD-0042'.")
-CourierId = entity_id("courier", "Courier id, e.g. 'COU-0003'.")
-RatingId = entity_id("rating", "Food order rating id, e.g. 'RAT-0005'.")
-PromoCodeName = entity_id("promo_code", "Promo code, e.g. 'FREEDEL'.")
+CustomerId = entity_id("customer", "Food delivery customer id, e.g. 'FCU-0004'.", example="FCU-0004")
+AddressId = entity_id("delivery_address", "Saved delivery address id, e.g. 'ADR-0003'.", example="ADR-0003")
+RestaurantId = entity_id("restaurant", "Restaurant id, e.g. 'RST-0007'.", example="RST-0007")
+ItemId = entity_id("menu_item", "Menu item id, e.g. 'ITM-0031'.", example="ITM-0031")
+OrderId = entity_id("order", "Food order id, e.g. 'FOD-0042'.", example="FOD-0042")
+CourierId = entity_id("courier", "Courier id, e.g. 'COU-0003'.", example="COU-0003")
+RatingId = entity_id("rating", "Food order rating id, e.g. 'RAT-0005'.", example="RAT-0005")
+PromoCodeName = entity_id("promo_code", "Promo code, e.g. 'FREEDEL'.", example="FREEDEL")
 
 
 class FoodCustomer(Record):

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, entity_id
+from prove.env.types import DEFAULT_LIMIT, EXAMPLE, MONEY, Limit, Offset, Page, entity_id, text
 from prove.env.world import shift
 from prove_servers.fooddelivery.state import (
     MAX_ADDRESSES,
@@ -203,7 +203,7 @@ def _tip_room(order: FoodOrder) -> float:
 @tool()
 def search_food_customers(
     state: FoodState,
-    query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the name, email or phone.")] = "",
+    query: text("query", "Case-insensitive substring of the name, email or phone.", max_length=80) = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> FoodCustomerList:
@@ -227,10 +227,10 @@ def list_delivery_addresses(state: FoodState, customer_id: CustomerId, offset: O
 def add_delivery_address(
     state: FoodState,
     customer_id: CustomerId,
-    label: Annotated[str, Field(min_length=1, max_length=30, description="Short name for the address, e.g. 'home' or 'office'.")],
-    street: Annotated[str, Field(min_length=5, max_length=120, description="Street and number, e.g. '12 Mill Lane'.")],
+    label: text("query", "Short name for the address, e.g. 'home' or 'office'.", listed="label", example="home", min_length=1, max_length=30),
+    street: text("word", "Street and number, e.g. '12 Mill Lane'.", listed="street", example="12 Mill Lane", min_length=5, max_length=120),
     zone: Annotated[Zone, Field(description="City zone the address is in.")],
-    instructions: Annotated[str, Field(max_length=140, description="Note for the courier, e.g. 'ring twice'.")] = "",
+    instructions: text("body", "Note for the courier, e.g. 'ring twice'.", listed="instructions", example="ring twice", max_length=140) = "",
 ) -> DeliveryAddress:
     """Save a new delivery address for a customer (at most 5; labels must be unique per customer)."""
     _customer(state, customer_id)
@@ -251,7 +251,7 @@ def add_delivery_address(
 @tool()
 def search_restaurants(
     state: FoodState,
-    query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the restaurant name.")] = "",
+    query: text("query", "Case-insensitive substring of the restaurant name.", max_length=80) = "",
     cuisine: Annotated[Cuisine | None, Field(description="Only restaurants of this cuisine.")] = None,
     delivers_to: Annotated[Zone | None, Field(description="Only restaurants that deliver to this zone.")] = None,
     open_now: Annotated[bool | None, Field(description="True: only open now; false: only closed now.")] = None,
@@ -322,7 +322,7 @@ def add_item_to_food_basket(
     customer_id: CustomerId,
     item_id: ItemId,
     quantity: Annotated[int, Field(ge=1, le=20, description="Portions to add (1-20).")] = 1,
-    options: Annotated[list[str] | None, Field(description="Option names from the item's menu entry, e.g. ['large portion'].")] = None,
+    options: text("word", "Option names from the item's menu entry, e.g. ['large portion'].", many=True, optional=True) = None,
     start_new_basket: Annotated[bool, Field(description="Empty a basket from another restaurant first.")] = False,
 ) -> BasketView:
     """Add a dish to a customer's basket. A basket holds dishes from one restaurant, which must be open now."""
@@ -363,7 +363,7 @@ def remove_item_from_food_basket(
     customer_id: CustomerId,
     item_id: ItemId,
     quantity: Annotated[int | None, Field(ge=1, le=20, description="Portions to remove; omit to remove the dish entirely.")] = None,
-    options: Annotated[list[str] | None, Field(description="Which variant to remove when the dish is in the basket with different options.")] = None,
+    options: text("word", "Which variant to remove when the dish is in the basket with different options.", many=True, optional=True) = None,
 ) -> BasketView:
     """Remove some or all portions of a dish from a customer's basket; a promo it no longer qualifies for is dropped."""
     _customer(state, customer_id)
@@ -404,7 +404,7 @@ def remove_item_from_food_basket(
 def apply_food_promo(
     state: FoodState,
     customer_id: CustomerId,
-    code: entity_id("promo_code", "Promo code as given by the customer, e.g. 'FREEDEL'.", min_length=1, max_length=40),
+    code: entity_id("promo_code", "Promo code as given by the customer, e.g. 'FREEDEL'.", min_length=1, max_length=40, example="FREEDEL"),
 ) -> BasketView:
     """Apply a promo code to a customer's food basket (one per basket; a new one replaces the old)."""
     _customer(state, customer_id)
@@ -426,7 +426,7 @@ def apply_food_promo(
 def place_food_order(
     state: FoodState,
     customer_id: CustomerId,
-    address_id: entity_id("delivery_address", "One of the customer's saved delivery addresses, e.g. 'ADR-0003'."),
+    address_id: entity_id("delivery_address", "One of the customer's saved delivery addresses, e.g. 'ADR-0003'.", example="ADR-0003"),
     payment_method: Annotated[PaymentMethod, Field(description="How the customer pays.")] = "card",
     tip: Annotated[float, Field(json_schema_extra={MONEY: True}, ge=0, le=500, description="Courier tip, at most 50% of the subtotal.")] = 0.0,
 ) -> FoodOrder:
@@ -486,7 +486,7 @@ def place_food_order(
 @tool(sensitive=("customer_id", "restaurant_id"))
 def list_food_orders(
     state: FoodState,
-    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's orders, e.g. 'FCU-0004'.")] = None,
+    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's orders, e.g. 'FCU-0004'.", json_schema_extra={EXAMPLE: "FCU-0004"})] = None,
     restaurant_id: Annotated[RestaurantId | None, Field(description="Only orders from this restaurant.")] = None,
     status: Annotated[FoodOrderStatus | None, Field(description="Only orders in this status.")] = None,
     offset: Offset = 0,
@@ -581,7 +581,7 @@ def rate_food_order(
     order_id: OrderId,
     food_stars: Annotated[int, Field(ge=1, le=5, description="Food rating, 1-5 stars.")],
     courier_stars: Annotated[int | None, Field(ge=1, le=5, description="Courier rating, 1-5 stars.")] = None,
-    comment: Annotated[str, Field(max_length=500, description="Optional review text.")] = "",
+    comment: text("body", "Optional review text.", max_length=500) = "",
 ) -> RatingReceipt:
     """Rate a delivered food order (food and optionally the courier); each order can be rated once."""
     o = _order(state, order_id)

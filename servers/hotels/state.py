@@ -45,12 +45,12 @@ LATE_FEE_RULE: dict[str, str] = {
 """What a late cancellation costs under each policy."""
 MAX_SPECIAL_REQUESTS = 5
 
-HotelId = entity_id("hotel", "Hotel id, e.g. 'HTL-0003'.")
-RoomTypeId = entity_id("room_type", "Room type id, e.g. 'RMT-0007' (from list_hotel_room_types).")
-GuestId = entity_id("guest", "Guest id, e.g. 'GST-0002'.")
-GuestEmail = entity_id("guest_email", "A guest's email address, e.g. 'uma.haddad@guests.example.com'.")
-ReservationId = entity_id("reservation", "Hotel reservation id, e.g. 'HRS-0014'.")
-ReviewId = entity_id("review", "Hotel review id, e.g. 'REV-0021'.")
+HotelId = entity_id("hotel", "Hotel id, e.g. 'HTL-0003'.", example="HTL-0003")
+RoomTypeId = entity_id("room_type", "Room type id, e.g. 'RMT-0007' (from list_hotel_room_types).", example="RMT-0007")
+GuestId = entity_id("guest", "Guest id, e.g. 'GST-0002'.", example="GST-0002")
+GuestEmail = entity_id("guest_email", "A guest's email address, e.g. 'uma.haddad@guests.example.com'.", example="uma.haddad@guests.example.com")
+ReservationId = entity_id("reservation", "Hotel reservation id, e.g. 'HRS-0014'.", example="HRS-0014")
+ReviewId = entity_id("review", "Hotel review id, e.g. 'REV-0021'.", example="REV-0021")
 
 
 class Hotel(Record):

@@ -9,7 +9,17 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_ids, parse_day
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    EXAMPLE,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_ids,
+    parse_day,
+    text,
+)
 from prove_servers.hotels.state import (
     BOOKING_WINDOW_DAYS,
     EARN_PER_USD,
@@ -38,8 +48,8 @@ from prove_servers.hotels.state import (
     nights_of,
 )
 
-CheckIn = day("Arrival date, today or later.")
-CheckOut = day("Departure date, after the arrival date.")
+CheckIn = day("Arrival date, today or later.", listed="check_in")
+CheckOut = day("Departure date, after the arrival date.", listed="check_out")
 Guests = Annotated[int, Field(ge=1, le=10, description="Number of people staying (1-10).")]
 
 _ACTIVE = ("confirmed", "checked_in")
@@ -246,9 +256,9 @@ def _terms(state: HotelState, res: Reservation) -> tuple[float, float, str]:
 @tool()
 def search_hotels(
     state: HotelState,
-    city: Annotated[str | None, Field(description="City to stay in, e.g. 'Lisbon'.")] = None,
-    check_in: Annotated[day("Arrival date.") | None, Field(description="Arrival date; give with check_out to see only hotels with a free room.")] = None,
-    check_out: Annotated[day("Departure date.") | None, Field(description="Departure date.")] = None,
+    city: text("word", "City to stay in, e.g. 'Lisbon'.", listed="city", example="Lisbon", optional=True) = None,
+    check_in: Annotated[day("Arrival date.", listed="check_in") | None, Field(description="Arrival date; give with check_out to see only hotels with a free room.")] = None,
+    check_out: Annotated[day("Departure date.", listed="check_out") | None, Field(description="Departure date.")] = None,
     guests: Annotated[int, Field(ge=1, le=10, description="Number of people the room must sleep.")] = 1,
     min_stars: Annotated[int | None, Field(ge=1, le=5, description="Only hotels with at least this many stars.")] = None,
     max_nightly_price: Annotated[float | None, Field(gt=0, le=10000, description="Only hotels with a room at or under this nightly price, USD.")] = None,
@@ -364,7 +374,7 @@ def list_guest_reservations(
 @tool(sensitive=("guest_id", "email"))
 def get_hotel_guest(
     state: HotelState,
-    guest_id: Annotated[GuestId | None, Field(description="Guest id, e.g. 'GST-0002'.")] = None,
+    guest_id: Annotated[GuestId | None, Field(description="Guest id, e.g. 'GST-0002'.", json_schema_extra={EXAMPLE: "GST-0002"})] = None,
     email: Annotated[GuestEmail | None, Field(description="The guest's email address, if the id is not known.")] = None,
 ) -> Guest:
     """Get a hotel guest's profile, loyalty points and tier, by guest id or by email."""
@@ -502,7 +512,7 @@ def add_special_request(
     state: HotelState,
     reservation_id: ReservationId,
     kind: Annotated[SpecialRequestKind, Field(description="What the guest asks for.")],
-    note: Annotated[str, Field(max_length=200, description="Details for the hotel, e.g. an arrival time.")] = "",
+    note: text("body", "Details for the hotel, e.g. an arrival time.", listed="note", max_length=200) = "",
 ) -> Reservation:
     """Add a special request (crib, late check-in, quiet room...) to an upcoming or current stay."""
     res = _reservation(state, reservation_id)
@@ -585,8 +595,8 @@ def write_hotel_review(
     state: HotelState,
     reservation_id: ReservationId,
     rating: Annotated[int, Field(ge=1, le=5, description="Stars from 1 (worst) to 5 (best).")],
-    title: Annotated[str, Field(min_length=1, max_length=80, description="Short headline.")],
-    text: Annotated[str, Field(max_length=2000, description="The review itself.")] = "",
+    title: text("title", "Short headline.", listed="title", min_length=1, max_length=80),
+    text: text("body", "The review itself.", listed="text", max_length=2000) = "",
 ) -> Review:
     """Review a hotel after a completed (checked-out) stay; one review per reservation."""
     res = _reservation(state, reservation_id)
@@ -607,7 +617,7 @@ def write_hotel_review(
 def add_hotel_guest_to_reservation(
     state: HotelState,
     reservation_id: ReservationId,
-    guest_name: Annotated[str, Field(min_length=1, max_length=80, description="Full name of the companion.")],
+    guest_name: text("person_name", "Full name of the companion.", min_length=1, max_length=80),
 ) -> Reservation:
     """Add a companion to an upcoming or current stay, within the room's capacity."""
     res = _reservation(state, reservation_id)

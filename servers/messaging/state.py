@@ -34,9 +34,9 @@ MAX_PINNED = 3
 EDIT_WINDOW_MINUTES = 15
 """A sender may edit or delete a message only this long after sending it."""
 
-UserId = entity_id("user", "Chat user id, e.g. 'USR-0003'.")
-ConversationId = entity_id("conversation", "Conversation id, e.g. 'CNV-0007'.")
-MessageId = entity_id("message", "Message id, e.g. 'MSG-0042'.")
+UserId = entity_id("user", "Chat user id, e.g. 'USR-0003'.", example="USR-0003")
+ConversationId = entity_id("conversation", "Conversation id, e.g. 'CNV-0007'.", example="CNV-0007")
+MessageId = entity_id("message", "Message id, e.g. 'MSG-0042'.", example="MSG-0042")
 
 
 class ChatUser(Record):

@@ -18,6 +18,7 @@ from prove.env.types import (
     entity_ids,
     moment,
     parse_moment,
+    text,
 )
 from prove.env.world import iso
 from prove_servers.messaging.state import (
@@ -40,8 +41,8 @@ from prove_servers.messaging.state import (
     UserStatus,
 )
 
-Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT_CHARS,
-                            description=f"Message text, 1 to {MAX_TEXT_CHARS} characters.")]
+Text = text("body", f"Message text, 1 to {MAX_TEXT_CHARS} characters.", listed="text", min_length=1,
+            max_length=MAX_TEXT_CHARS)
 
 
 class UserCard(BaseModel):
@@ -164,8 +165,8 @@ def _detail(state: ChatState, conv: Conversation) -> ConversationDetail:
 @tool()
 def search_chat_users(
     state: ChatState,
-    query: Annotated[str, Field(description="Case-insensitive substring of the handle, display name "
-                                            "or phone number; empty matches everyone.")] = "",
+    query: text("query", "Case-insensitive substring of the handle, display name "
+                                            "or phone number; empty matches everyone.") = "",
     status: Annotated[UserStatus | None, Field(description="Only users with this presence status.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -204,12 +205,12 @@ def list_chat_contacts(
 @tool(sensitive=("user_id",))
 def list_chat_conversations(
     state: ChatState,
-    user_id: entity_id("user", "List this user's conversations, e.g. 'USR-0003'."),
+    user_id: entity_id("user", "List this user's conversations, e.g. 'USR-0003'.", example="USR-0003"),
     kind: Annotated[ConversationKind | None, Field(description="Only direct or only group chats.")] = None,
     muted: Annotated[bool | None, Field(description="Only conversations this user has (true) or "
                                                     "has not (false) muted.")] = None,
-    query: Annotated[str, Field(description="Case-insensitive substring of the group name or of a "
-                                            "member's display name.")] = "",
+    query: text("query", "Case-insensitive substring of the group name or of a "
+                                            "member's display name.") = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> ConversationList:
@@ -276,8 +277,7 @@ def list_chat_messages(
 @tool(sensitive=("user_id", "conversation_id", "sender_id"))
 def search_chat_messages(
     state: ChatState,
-    query: Annotated[str, Field(min_length=1, max_length=200,
-                                description="Case-insensitive text to look for in messages.")],
+    query: text("query", "Case-insensitive text to look for in messages.", min_length=1, max_length=200),
     user_id: Annotated[UserId | None, Field(description="Only conversations this user belongs to.")] = None,
     conversation_id: Annotated[ConversationId | None, Field(description="Only this conversation.")] = None,
     sender_id: Annotated[UserId | None, Field(description="Only messages sent by this user id.")] = None,
@@ -312,7 +312,7 @@ def get_chat_message(state: ChatState, message_id: MessageId) -> Message:
 @tool(write=True, sensitive=("sender_id", "conversation_id", "recipient_id", "reply_to_message_id"))
 def send_chat_message(
     state: ChatState,
-    sender_id: entity_id("user", "User id of the sender, e.g. 'USR-0003'."),
+    sender_id: entity_id("user", "User id of the sender, e.g. 'USR-0003'.", example="USR-0003"),
     text: Text,
     conversation_id: Annotated[ConversationId | None, Field(description="Existing conversation to post in; "
                                                                         "give this or recipient_id, not both.")] = None,
@@ -422,7 +422,7 @@ def react_to_chat_message(
 def create_group_chat(
     state: ChatState,
     creator_id: entity_id("user", "User creating the group; becomes its admin."),
-    name: Annotated[str, Field(min_length=1, max_length=60, description="Group name.")],
+    name: text("title", "Group name.", listed="name", min_length=1, max_length=60),
     member_ids: entity_ids(
         "user", f"User ids to add besides the creator: at least 2, at most {MAX_GROUP_MEMBERS - 1}.",
         min_length=2, max_length=MAX_GROUP_MEMBERS - 1),

@@ -24,11 +24,11 @@ TRANSIT_DAYS: dict[str, int] = {"standard": 5, "express": 2, "overnight": 1}
 FREE_STANDARD_SHIPPING_FROM = 50.0
 RETURN_WINDOW_DAYS = 30
 
-CustomerId = entity_id("customer", "Shop customer id, e.g. 'SHC-0004'.")
-Sku = entity_id("product", "Product SKU, e.g. 'SKU-0012'.")
-OrderId = entity_id("order", "Order id, e.g. 'ORD-0031'.")
-CouponCode = entity_id("coupon", "Coupon code, e.g. 'SPRING15'.")
-ReviewId = entity_id("review", "Product review id, e.g. 'REV-0007'.")
+CustomerId = entity_id("customer", "Shop customer id, e.g. 'SHC-0004'.", example="SHC-0004")
+Sku = entity_id("product", "Product SKU, e.g. 'SKU-0012'.", example="SKU-0012")
+OrderId = entity_id("order", "Order id, e.g. 'ORD-0031'.", example="ORD-0031")
+CouponCode = entity_id("coupon", "Coupon code, e.g. 'SPRING15'.", example="SPRING15")
+ReviewId = entity_id("review", "Product review id, e.g. 'REV-0007'.", example="REV-0007")
 
 
 class ShopCustomer(Record):

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id
+from prove.env.types import DEFAULT_LIMIT, EXAMPLE, Limit, Offset, Page, entity_id, text
 from prove.env.world import shift
 
 from .state import (
@@ -146,7 +146,7 @@ def _restock(state: ShopState, order: Order) -> None:
 @tool()
 def search_products(
     state: ShopState,
-    query: Annotated[str, Field(max_length=100, description="Case-insensitive words to find in the product name or brand; empty matches all.")] = "",
+    query: text("query", "Case-insensitive words to find in the product name or brand; empty matches all.", max_length=100) = "",
     category: Annotated[ProductCategory | None, Field(description="Only products in this category.")] = None,
     min_price: Annotated[float | None, Field(ge=0, description="Only products priced at least this much.")] = None,
     max_price: Annotated[float | None, Field(ge=0, description="Only products priced at most this much.")] = None,
@@ -200,8 +200,8 @@ def list_product_reviews(
 @tool()
 def search_shop_customers(
     state: ShopState,
-    query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of the customer's name or email.")] = "",
-    city: Annotated[str | None, Field(description="Only customers living in this city.")] = None,
+    query: text("query", "Case-insensitive substring of the customer's name or email.", max_length=100) = "",
+    city: text("word", "Only customers living in this city.", listed="city", optional=True) = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> ShopCustomerList:
@@ -293,7 +293,7 @@ def remove_from_shopping_cart(
 def apply_coupon_to_cart(
     state: ShopState,
     customer_id: CustomerId,
-    code: entity_id("coupon", "Coupon code as given by the customer, e.g. 'SPRING15'.", min_length=1, max_length=40),
+    code: entity_id("coupon", "Coupon code as given by the customer, e.g. 'SPRING15'.", min_length=1, max_length=40, example="SPRING15"),
 ) -> CartView:
     """Apply a coupon code to a customer's cart (one coupon per cart; a new one replaces the old)."""
     _customer(state, customer_id)
@@ -321,7 +321,7 @@ def checkout_shopping_cart(
     state: ShopState,
     customer_id: CustomerId,
     shipping_method: Annotated[ShippingMethod, Field(description="standard (5 days, free from 50.00), express (2 days) or overnight.")] = "standard",
-    shipping_address: Annotated[str | None, Field(min_length=5, max_length=200, description="Deliver here instead of the customer's default address.")] = None,
+    shipping_address: text("word", "Deliver here instead of the customer's default address.", listed="shipping_address", optional=True, min_length=5, max_length=200) = None,
 ) -> Order:
     """Place an order for everything in a customer's cart and pay for it; stock is reserved and the cart emptied."""
     customer = _customer(state, customer_id)
@@ -364,7 +364,7 @@ def checkout_shopping_cart(
 @tool(sensitive=("customer_id",))
 def list_shop_orders(
     state: ShopState,
-    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's orders, e.g. 'SHC-0004'.")] = None,
+    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's orders, e.g. 'SHC-0004'.", json_schema_extra={EXAMPLE: "SHC-0004"})] = None,
     status: Annotated[OrderStatus | None, Field(description="Only orders in this status.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -456,7 +456,7 @@ def return_shop_order(
 def update_shipping_address(
     state: ShopState,
     order_id: OrderId,
-    shipping_address: Annotated[str, Field(min_length=5, max_length=200, description="New full delivery address, e.g. '12 Oak Street, Berlin'.")],
+    shipping_address: text("word", "New full delivery address, e.g. '12 Oak Street, Berlin'.", listed="shipping_address", example="12 Oak Street, Berlin", min_length=5, max_length=200),
 ) -> Order:
     """Change where an order will be delivered; only possible before it ships."""
     order = _order(state, order_id)
@@ -479,8 +479,8 @@ def write_product_review(
     customer_id: CustomerId,
     sku: Sku,
     rating: Annotated[int, Field(ge=1, le=5, description="Stars from 1 (worst) to 5 (best).")],
-    title: Annotated[str, Field(min_length=1, max_length=120, description="Short headline of the review.")],
-    body: Annotated[str, Field(max_length=2000, description="The review text.")] = "",
+    title: text("title", "Short headline of the review.", listed="title", min_length=1, max_length=120),
+    body: text("body", "The review text.", listed="body", max_length=2000) = "",
 ) -> Review:
     """Publish a customer's review of a product they bought and received; the product's rating updates."""
     _customer(state, customer_id)

@@ -24,11 +24,11 @@ LOCK_MIN_BATTERY = 10
 FIRMWARE_MIN_BATTERY = 20
 """A battery-powered device below this percentage refuses firmware updates."""
 
-HomeId = entity_id("home", "Home id, e.g. 'HOM-0002'.")
-RoomId = entity_id("room", "Room id, e.g. 'RM-0005'.")
-DeviceId = entity_id("device", "Device id, e.g. 'DEV-0014'.")
-SceneId = entity_id("scene", "Scene id, e.g. 'SCN-0003'.")
-AutomationId = entity_id("automation", "Automation id, e.g. 'AUT-0002'.")
+HomeId = entity_id("home", "Home id, e.g. 'HOM-0002'.", example="HOM-0002")
+RoomId = entity_id("room", "Room id, e.g. 'RM-0005'.", example="RM-0005")
+DeviceId = entity_id("device", "Device id, e.g. 'DEV-0014'.", example="DEV-0014")
+SceneId = entity_id("scene", "Scene id, e.g. 'SCN-0003'.", example="SCN-0003")
+AutomationId = entity_id("automation", "Automation id, e.g. 'AUT-0002'.", example="AUT-0002")
 
 
 class Home(Record):
@@ -79,7 +79,7 @@ class Device(Record):
 class SceneAction(Record):
     """One device's settings inside a scene; fields left out are not touched."""
 
-    device_id: entity_id("device", "Device to set, e.g. 'DEV-0004' (must be in the scene's home).")
+    device_id: entity_id("device", "Device to set, e.g. 'DEV-0004' (must be in the scene's home).", example="DEV-0004")
     on: bool | None = Field(None, description="Lights, plugs, speakers: switch on or off.")
     brightness: int | None = Field(None, ge=1, le=100, description="Lights: 1-100 percent.")
     color_temp: int | None = Field(None, ge=2200, le=6500, description="Tunable lights: kelvin.")

@@ -11,13 +11,16 @@ from prove.env.helpers import find, known, require, shown
 from prove.env.tool import ToolError, tool
 from prove.env.types import (
     DEFAULT_LIMIT,
+    EXAMPLE,
     Limit,
     Offset,
     Page,
+    clock,
     day,
     entity_id,
     entity_ids,
     parse_day,
+    text,
 )
 from prove_servers.smarthome.state import (
     FIRMWARE_MIN_BATTERY,
@@ -229,8 +232,8 @@ def _check_action(state: SmartHomeState, home: Home, action: SceneAction, i: int
 @tool()
 def list_homes(
     state: SmartHomeState,
-    query: Annotated[str, Field(description="Case-insensitive substring of the home or owner name.")] = "",
-    city: Annotated[str | None, Field(description="Only homes in this city.")] = None,
+    query: text("query", "Case-insensitive substring of the home or owner name.") = "",
+    city: text("word", "Only homes in this city.", listed="city", optional=True) = None,
     mode: Annotated[HomeMode | None, Field(description="Only homes currently in this mode.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -264,8 +267,8 @@ def list_home_rooms(state: SmartHomeState, home_id: HomeId, offset: Offset = 0,
 @tool(sensitive=("home_id", "room_id"))
 def list_devices(
     state: SmartHomeState,
-    home_id: Annotated[HomeId | None, Field(description="Only devices in this home, e.g. 'HOM-0002'.")] = None,
-    room_id: Annotated[RoomId | None, Field(description="Only devices in this room, e.g. 'RM-0005'.")] = None,
+    home_id: Annotated[HomeId | None, Field(description="Only devices in this home, e.g. 'HOM-0002'.", json_schema_extra={EXAMPLE: "HOM-0002"})] = None,
+    room_id: Annotated[RoomId | None, Field(description="Only devices in this room, e.g. 'RM-0005'.", json_schema_extra={EXAMPLE: "RM-0005"})] = None,
     device_type: Annotated[DeviceType | None, Field(description="Only devices of this type.")] = None,
     online: Annotated[bool | None, Field(description="true: only online; false: only offline.")] = None,
     update_available: Annotated[
@@ -332,9 +335,9 @@ def get_energy_usage(
     state: SmartHomeState,
     home_id: HomeId,
     start_date: Annotated[
-        day("First day.") | None, Field(description="First day (default: 7 days ago).")
+        day("First day.", listed="start_date") | None, Field(description="First day (default: 7 days ago).")
     ] = None,
-    end_date: Annotated[day("Last day.") | None, Field(description="Last day (default: yesterday).")] = None,
+    end_date: Annotated[day("Last day.", listed="end_date") | None, Field(description="Last day (default: yesterday).")] = None,
     room_id: Annotated[RoomId | None, Field(description="Only devices in this room of the home.")] = None,
     device_id: Annotated[DeviceId | None, Field(description="Only this metered device of the home.")] = None,
 ) -> EnergyReport:
@@ -483,9 +486,7 @@ def lock_door(state: SmartHomeState, device_id: DeviceId) -> Device:
 def unlock_door(
     state: SmartHomeState,
     device_id: DeviceId,
-    code: Annotated[str, Field(
-        pattern=r"^\d{4,6}$", description="The lock's 4-6 digit access code, as given by the user.",
-    )],
+    code: text("word", "The lock's 4-6 digit access code, as given by the user.", pattern=r"^\d{4,6}$"),
 ) -> Device:
     """Unlock a smart door lock with one of its access codes."""
     dev = _device(state, device_id)
@@ -506,9 +507,7 @@ def unlock_door(
 def create_scene(
     state: SmartHomeState,
     home_id: HomeId,
-    name: Annotated[str, Field(
-        min_length=1, max_length=60, description="Scene name, unique in the home, e.g. 'Reading'.",
-    )],
+    name: text("title", "Scene name, unique in the home, e.g. 'Reading'.", listed="name", example="Reading", min_length=1, max_length=60),
     actions: Annotated[list[SceneAction], Field(
         min_length=1, max_length=30,
         description="One entry per device of the home: the settings the scene applies to it.",
@@ -569,20 +568,16 @@ _TRIGGER_DEVICES: dict[str, tuple[tuple[DeviceType, ...], str, str]] = {
 def create_automation(
     state: SmartHomeState,
     home_id: HomeId,
-    name: Annotated[str, Field(
-        min_length=1, max_length=60, description="Automation name, unique in the home.",
-    )],
+    name: text("title", "Automation name, unique in the home.", listed="name", min_length=1, max_length=60),
     trigger: Annotated[Trigger, Field(
         description="What fires it: a time of day, motion, a door opening, or a temperature threshold.",
     )],
-    scene_id: entity_id("scene", "Scene of the same home to activate when it fires, e.g. 'SCN-0002'."),
+    scene_id: entity_id("scene", "Scene of the same home to activate when it fires, e.g. 'SCN-0002'.", example="SCN-0002"),
     trigger_device_id: Annotated[DeviceId | None, Field(
         description="Device watched: a motion sensor (motion), a lock or contact sensor (door_open), "
         "a thermostat or temperature sensor (temperature). Not for 'time'.",
     )] = None,
-    at_time: Annotated[str | None, Field(
-        pattern=r"^([01]\d|2[0-3]):[0-5]\d$", description="For trigger 'time': local time HH:MM.",
-    )] = None,
+    at_time: clock("For trigger 'time': local time HH:MM.", optional=True) = None,
     threshold_c: Annotated[float | None, Field(
         ge=-20, le=50, description="For trigger 'temperature': fire when the reading rises above this °C.",
     )] = None,

@@ -27,12 +27,12 @@ MAX_COMMENT_CHARS = 500
 MAX_COMMENT_DEPTH = 2
 """Top-level comments have depth 0; a reply to a depth-2 comment would be too deep."""
 
-ProfileId = entity_id("profile", "Profile id, e.g. 'PRF-0007'.")
-FollowRequestId = entity_id("follow_request", "Follow request id, e.g. 'FRQ-0003'.")
-PostId = entity_id("post", "Post id, e.g. 'PST-0042'.")
-CommentId = entity_id("comment", "Comment id, e.g. 'CMT-0031'.")
-NotificationId = entity_id("notification", "Notification id, e.g. 'NTF-0120'.")
-ReportId = entity_id("report", "Report id, e.g. 'RPT-0002'.")
+ProfileId = entity_id("profile", "Profile id, e.g. 'PRF-0007'.", example="PRF-0007")
+FollowRequestId = entity_id("follow_request", "Follow request id, e.g. 'FRQ-0003'.", example="FRQ-0003")
+PostId = entity_id("post", "Post id, e.g. 'PST-0042'.", example="PST-0042")
+CommentId = entity_id("comment", "Comment id, e.g. 'CMT-0031'.", example="CMT-0031")
+NotificationId = entity_id("notification", "Notification id, e.g. 'NTF-0120'.", example="NTF-0120")
+ReportId = entity_id("report", "Report id, e.g. 'RPT-0002'.", example="RPT-0002")
 
 
 class Profile(Record):

@@ -10,7 +10,17 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    EXAMPLE,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_id,
+    parse_day,
+    text,
+)
 from prove_servers.socialfeed.state import (
     MAX_COMMENT_CHARS,
     MAX_COMMENT_DEPTH,
@@ -35,7 +45,7 @@ from prove_servers.socialfeed.state import (
     Visibility,
 )
 
-ActorId = entity_id("profile", "Your own profile id (the account acting), e.g. 'PRF-0004'.")
+ActorId = entity_id("profile", "Your own profile id (the account acting), e.g. 'PRF-0004'.", example="PRF-0004")
 Viewer = Annotated[ProfileId | None, Field(
     description="Profile id of who is looking (decides what is visible); omit for the logged-out public view.")]
 
@@ -276,8 +286,8 @@ def _comment_view(state: SocialState, c: Comment) -> CommentView:
 @tool()
 def search_social_profiles(
     state: SocialState,
-    query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of the handle or display name; '@' is ignored.")] = "",
-    city: Annotated[str | None, Field(description="Only profiles in this city.")] = None,
+    query: text("query", "Case-insensitive substring of the handle or display name; '@' is ignored.", max_length=100) = "",
+    city: text("word", "Only profiles in this city.", listed="city", optional=True) = None,
     verified_only: Annotated[bool, Field(description="Only verified profiles.")] = False,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -295,7 +305,7 @@ def search_social_profiles(
 @tool(sensitive=("profile_id", "viewer_profile_id"))
 def get_social_profile(
     state: SocialState,
-    profile_id: entity_id("profile", "Profile to show, e.g. 'PRF-0007'."),
+    profile_id: entity_id("profile", "Profile to show, e.g. 'PRF-0007'.", example="PRF-0007"),
     viewer_profile_id: Viewer = None,
 ) -> ProfileDetails:
     """Get a profile's bio, counts and privacy; with a viewer, also how the viewer relates to it."""
@@ -324,7 +334,7 @@ def get_social_profile(
 @tool(sensitive=("profile_id",))
 def get_home_feed(
     state: SocialState,
-    profile_id: entity_id("profile", "Whose home feed, e.g. 'PRF-0004'."),
+    profile_id: entity_id("profile", "Whose home feed, e.g. 'PRF-0004'.", example="PRF-0004"),
     media_type: Annotated[MediaType | None, Field(description="Only posts with this kind of media.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -343,7 +353,7 @@ def get_home_feed(
 @tool(sensitive=("profile_id", "viewer_profile_id"))
 def list_profile_posts(
     state: SocialState,
-    profile_id: entity_id("profile", "Author whose posts to list, e.g. 'PRF-0007'."),
+    profile_id: entity_id("profile", "Author whose posts to list, e.g. 'PRF-0007'.", example="PRF-0007"),
     viewer_profile_id: Viewer = None,
     include_reposts: Annotated[bool, Field(description="Also list the author's reposts.")] = True,
     media_type: Annotated[MediaType | None, Field(description="Only posts with this kind of media.")] = None,
@@ -403,7 +413,7 @@ def list_post_comments(
 @tool(sensitive=("viewer_profile_id",))
 def search_hashtag_posts(
     state: SocialState,
-    hashtag: Annotated[str, Field(min_length=1, max_length=60, description="Hashtag with or without '#', e.g. 'coffee'.")],
+    hashtag: text("query", "Hashtag with or without '#', e.g. 'coffee'.", example="coffee", min_length=1, max_length=60),
     viewer_profile_id: Viewer = None,
     media_type: Annotated[MediaType | None, Field(description="Only posts with this kind of media.")] = None,
     since: Annotated[day("Only posts on or after this date.") | None,
@@ -427,7 +437,7 @@ def search_hashtag_posts(
 @tool(sensitive=("profile_id",))
 def list_social_notifications(
     state: SocialState,
-    profile_id: entity_id("profile", "Whose notifications, e.g. 'PRF-0004'."),
+    profile_id: entity_id("profile", "Whose notifications, e.g. 'PRF-0004'.", example="PRF-0004"),
     unread_only: Annotated[bool, Field(description="Only notifications not read yet.")] = False,
     kind: Annotated[NotificationKind | None, Field(description="Only notifications of this kind.")] = None,
     offset: Offset = 0,
@@ -447,7 +457,7 @@ def list_social_notifications(
 def create_social_post(
     state: SocialState,
     profile_id: ActorId,
-    text: Annotated[str, Field(min_length=1, description=f"Post text, at most {MAX_POST_CHARS} characters; '#word' adds a hashtag (at most {MAX_HASHTAGS}).")],
+    text: text("body", f"Post text, at most {MAX_POST_CHARS} characters; '#word' adds a hashtag (at most {MAX_HASHTAGS}).", listed="text", min_length=1),
     media_type: Annotated[MediaType, Field(description="Kind of media attached.")] = "none",
     visibility: Annotated[Visibility, Field(description="Who may see it: everyone, followers, or close friends.")] = "public",
 ) -> PostView:
@@ -509,8 +519,8 @@ def comment_on_social_post(
     state: SocialState,
     profile_id: ActorId,
     post_id: PostId,
-    text: Annotated[str, Field(min_length=1, description=f"Comment text, at most {MAX_COMMENT_CHARS} characters.")],
-    reply_to_comment_id: Annotated[CommentId | None, Field(description="Comment to reply to, e.g. 'CMT-0031'; omit for a top-level comment.")] = None,
+    text: text("body", f"Comment text, at most {MAX_COMMENT_CHARS} characters.", listed="text", min_length=1),
+    reply_to_comment_id: Annotated[CommentId | None, Field(description="Comment to reply to, e.g. 'CMT-0031'; omit for a top-level comment.", json_schema_extra={EXAMPLE: "CMT-0031"})] = None,
 ) -> CommentView:
     """Comment on a post you can see, or reply to one of its comments (threads nest 3 levels deep)."""
     me = _profile(state, profile_id, "profile_id")
@@ -582,7 +592,7 @@ def _not_blocked(me: Profile, other: Profile) -> None:
 def follow_profile(
     state: SocialState,
     profile_id: ActorId,
-    target_profile_id: entity_id("profile", "Profile to follow, e.g. 'PRF-0012'."),
+    target_profile_id: entity_id("profile", "Profile to follow, e.g. 'PRF-0012'.", example="PRF-0012"),
 ) -> FollowResult:
     """Follow a profile; a private profile gets a follow request it must approve first."""
     me = _profile(state, profile_id, "profile_id")
@@ -612,7 +622,7 @@ def follow_profile(
 def unfollow_profile(
     state: SocialState,
     profile_id: ActorId,
-    target_profile_id: entity_id("profile", "Profile to stop following, e.g. 'PRF-0012'."),
+    target_profile_id: entity_id("profile", "Profile to stop following, e.g. 'PRF-0012'.", example="PRF-0012"),
 ) -> FollowResult:
     """Stop following a profile, or withdraw a pending follow request to it."""
     me = _profile(state, profile_id, "profile_id")
@@ -634,7 +644,7 @@ def unfollow_profile(
 def approve_follow_request(
     state: SocialState,
     profile_id: ActorId,
-    requester_profile_id: entity_id("profile", "Profile that asked to follow you, e.g. 'PRF-0019'."),
+    requester_profile_id: entity_id("profile", "Profile that asked to follow you, e.g. 'PRF-0019'.", example="PRF-0019"),
 ) -> FollowResult:
     """Approve a pending request to follow your private profile; the requester becomes a follower."""
     me = _profile(state, profile_id, "profile_id")
@@ -660,7 +670,7 @@ def report_social_post(
     profile_id: ActorId,
     post_id: PostId,
     reason: Annotated[ReportReason, Field(description="Why the post breaks the rules.")],
-    details: Annotated[str, Field(max_length=500, description="Optional context for the moderators.")] = "",
+    details: text("body", "Optional context for the moderators.", max_length=500) = "",
 ) -> Report:
     """Report someone else's post to the moderators; each profile can report a post once."""
     me = _profile(state, profile_id, "profile_id")

@@ -31,14 +31,14 @@ ACTIVE: tuple[str, ...] = ("open", "pending_customer", "escalated")
 RETURN_WINDOW_DAYS = 30
 REOPEN_WINDOW_DAYS = 14
 
-CustomerId = entity_id("customer", "Support customer id, e.g. 'SCU-0004'.")
-OrderId = entity_id("order", "Retail order id, e.g. 'RTO-0012'.")
-Sku = entity_id("product", "Product SKU, e.g. 'SKU-1003'.")
-AgentId = entity_id("agent", "Support agent id, e.g. 'AGT-0003'.")
-TicketId = entity_id("ticket", "Support ticket id, e.g. 'TKT-0012'.")
-MessageId = entity_id("ticket_message", "Ticket message id, e.g. 'MSG-0040'.")
-RmaId = entity_id("product_return", "Return authorization id, e.g. 'RMA-0005'.")
-CannedReplyId = entity_id("canned_reply", "Canned reply (macro) id, e.g. 'MAC-0002'.")
+CustomerId = entity_id("customer", "Support customer id, e.g. 'SCU-0004'.", example="SCU-0004")
+OrderId = entity_id("order", "Retail order id, e.g. 'RTO-0012'.", example="RTO-0012")
+Sku = entity_id("product", "Product SKU, e.g. 'SKU-1003'.", example="SKU-1003")
+AgentId = entity_id("agent", "Support agent id, e.g. 'AGT-0003'.", example="AGT-0003")
+TicketId = entity_id("ticket", "Support ticket id, e.g. 'TKT-0012'.", example="TKT-0012")
+MessageId = entity_id("ticket_message", "Ticket message id, e.g. 'MSG-0040'.", example="MSG-0040")
+RmaId = entity_id("product_return", "Return authorization id, e.g. 'RMA-0005'.", example="RMA-0005")
+CannedReplyId = entity_id("canned_reply", "Canned reply (macro) id, e.g. 'MAC-0002'.", example="MAC-0002")
 
 
 class SupportCustomer(Record):

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, MONEY, Limit, Offset, Page, entity_id
+from prove.env.types import DEFAULT_LIMIT, EXAMPLE, MONEY, Limit, Offset, Page, entity_id, text
 from prove.env.world import shift
 from prove_servers.support.state import (
     ACTIVE,
@@ -164,7 +164,7 @@ def _post(state: SupportState, t: Ticket, kind: str, author: str, body: str) -> 
 @tool()
 def search_support_customers(
     state: SupportState,
-    query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the name, email or phone.")] = "",
+    query: text("query", "Case-insensitive substring of the name, email or phone.", max_length=80) = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> SupportCustomerList:
@@ -192,12 +192,12 @@ def list_support_customer_orders(
 @tool(sensitive=("customer_id", "assignee_id"))
 def search_support_tickets(
     state: SupportState,
-    query: Annotated[str, Field(max_length=80, description="Case-insensitive substring of the subject.")] = "",
-    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's tickets, e.g. 'SCU-0004'.")] = None,
+    query: text("query", "Case-insensitive substring of the subject.", max_length=80) = "",
+    customer_id: Annotated[CustomerId | None, Field(description="Only this customer's tickets, e.g. 'SCU-0004'.", json_schema_extra={EXAMPLE: "SCU-0004"})] = None,
     status: Annotated[TicketStatus | None, Field(description="Only tickets in this status.")] = None,
     category: Annotated[TicketCategory | None, Field(description="Only tickets of this category.")] = None,
     priority: Annotated[TicketPriority | None, Field(description="Only tickets of this priority.")] = None,
-    assignee_id: Annotated[AgentId | None, Field(description="Only tickets assigned to this agent, e.g. 'AGT-0003'.")] = None,
+    assignee_id: Annotated[AgentId | None, Field(description="Only tickets assigned to this agent, e.g. 'AGT-0003'.", json_schema_extra={EXAMPLE: "AGT-0003"})] = None,
     unassigned_only: Annotated[bool, Field(description="Only tickets nobody is assigned to.")] = False,
     overdue_only: Annotated[bool, Field(description="Only active tickets past their SLA due time.")] = False,
     sort: Annotated[TicketSort, Field(description="sla_due (soonest first), newest, or priority (urgent first).")] = "newest",
@@ -238,11 +238,11 @@ def get_support_ticket(state: SupportState, ticket_id: TicketId) -> TicketDetail
 def create_support_ticket(
     state: SupportState,
     customer_id: CustomerId,
-    subject: Annotated[str, Field(min_length=3, max_length=120, description="Short summary of the problem.")],
+    subject: text("title", "Short summary of the problem.", listed="subject", min_length=3, max_length=120),
     category: Annotated[TicketCategory, Field(description="What the problem is about.")],
-    message: Annotated[str, Field(min_length=1, max_length=2000, description="The customer's description of the problem.")],
+    message: text("body", "The customer's description of the problem.", min_length=1, max_length=2000),
     priority: Annotated[TicketPriority, Field(description="Urgency; sets the SLA (urgent 4h, high 8h, normal 24h, low 72h).")] = "normal",
-    order_id: Annotated[OrderId | None, Field(description="The customer's order this is about, e.g. 'RTO-0012'.")] = None,
+    order_id: Annotated[OrderId | None, Field(description="The customer's order this is about, e.g. 'RTO-0012'.", json_schema_extra={EXAMPLE: "RTO-0012"})] = None,
 ) -> TicketDetail:
     """Open a support ticket for a customer with their first message; the SLA clock starts now."""
     _customer(state, customer_id)
@@ -269,9 +269,9 @@ def create_support_ticket(
 def reply_to_support_ticket(
     state: SupportState,
     ticket_id: TicketId,
-    agent_id: entity_id("agent", "The replying agent: the ticket's assignee, e.g. 'AGT-0003'."),
-    body: Annotated[str | None, Field(min_length=1, max_length=2000, description="Reply text; omit when using a canned reply.")] = None,
-    canned_reply_id: Annotated[CannedReplyId | None, Field(description="Send this canned reply instead of body, e.g. 'MAC-0002'.")] = None,
+    agent_id: entity_id("agent", "The replying agent: the ticket's assignee, e.g. 'AGT-0003'.", example="AGT-0003"),
+    body: text("body", "Reply text; omit when using a canned reply.", listed="body", optional=True, min_length=1, max_length=2000) = None,
+    canned_reply_id: Annotated[CannedReplyId | None, Field(description="Send this canned reply instead of body, e.g. 'MAC-0002'.", json_schema_extra={EXAMPLE: "MAC-0002"})] = None,
     awaiting_customer: Annotated[bool, Field(description="Set the ticket to pending_customer (waiting for the customer's answer).")] = True,
 ) -> TicketDetail:
     """Reply to the customer on a ticket as its assigned agent, with free text or a canned reply (placeholders filled in)."""
@@ -323,7 +323,7 @@ def assign_support_ticket(state: SupportState, ticket_id: TicketId, agent_id: Ag
 def escalate_support_ticket(
     state: SupportState,
     ticket_id: TicketId,
-    reason: Annotated[str, Field(min_length=3, max_length=300, description="Why the ticket needs escalation.")],
+    reason: text("reason", "Why the ticket needs escalation.", listed="reason", min_length=3, max_length=300),
     to_agent_id: Annotated[AgentId | None, Field(description="Tier2 agent to hand it to; omit to pick one with skill and capacity.")] = None,
 ) -> TicketDetail:
     """Escalate an active ticket: priority goes up one level, the SLA restarts and a tier2 agent takes it over."""
@@ -355,7 +355,7 @@ def escalate_support_ticket(
 def resolve_support_ticket(
     state: SupportState,
     ticket_id: TicketId,
-    resolution: Annotated[str, Field(min_length=3, max_length=500, description="What was done to fix the problem.")],
+    resolution: text("body", "What was done to fix the problem.", listed="resolution", min_length=3, max_length=500),
 ) -> TicketDetail:
     """Mark a ticket resolved with a resolution note; an agent must have replied to the customer first."""
     t = _ticket(state, ticket_id)
@@ -374,7 +374,7 @@ def resolve_support_ticket(
 def reopen_support_ticket(
     state: SupportState,
     ticket_id: TicketId,
-    reason: Annotated[str, Field(min_length=3, max_length=500, description="Why the problem is not solved.")],
+    reason: text("reason", "Why the problem is not solved.", listed="reason", min_length=3, max_length=500),
 ) -> TicketDetail:
     """Reopen a resolved ticket within 14 days of its resolution; closed tickets stay closed."""
     t = _ticket(state, ticket_id)
@@ -399,7 +399,7 @@ def rate_support_ticket(
     state: SupportState,
     ticket_id: TicketId,
     score: Annotated[int, Field(ge=1, le=5, description="Customer satisfaction, 1 (bad) to 5 (great).")],
-    comment: Annotated[str, Field(max_length=500, description="Optional feedback text.")] = "",
+    comment: text("body", "Optional feedback text.", max_length=500) = "",
 ) -> TicketSummary:
     """Record the customer's satisfaction rating for a resolved or closed ticket (once per ticket)."""
     t = _ticket(state, ticket_id)
@@ -445,8 +445,8 @@ def list_canned_replies(
 @tool(write=True, sensitive=("order_id", "sku", "quantity", "ticket_id"))
 def request_product_return(
     state: SupportState,
-    order_id: entity_id("order", "Delivered order the item came from, e.g. 'RTO-0012'."),
-    sku: entity_id("product", "SKU of the item to return, e.g. 'SKU-1003'."),
+    order_id: entity_id("order", "Delivered order the item came from, e.g. 'RTO-0012'.", example="RTO-0012"),
+    sku: entity_id("product", "SKU of the item to return, e.g. 'SKU-1003'.", example="SKU-1003"),
     reason: Annotated[ReturnReason, Field(description="Why the customer returns it.")],
     quantity: Annotated[int, Field(ge=1, le=20, description="Units to return.")] = 1,
     ticket_id: Annotated[TicketId | None, Field(description="Support ticket this return belongs to.")] = None,

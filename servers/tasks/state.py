@@ -23,14 +23,14 @@ MAX_HOURS_PER_DAY = 12.0
 MAX_SPRINT_DAYS = 28
 """Longest sprint."""
 
-UserId = entity_id("user", "User id, e.g. 'USR-0007' (see list_project_members).")
-UserEmail = entity_id("user_email", "Work email of a user, e.g. 'mei.ito@acme.example'.")
-WorkspaceId = entity_id("workspace", "Workspace id, e.g. 'WSP-0001'.")
-ProjectId = entity_id("project", "Project id, e.g. 'PRJ-0003' (see list_task_projects).")
-TaskId = entity_id("task", "Task id, e.g. 'TSK-0042'.")
-CommentId = entity_id("comment", "Task comment id, e.g. 'CMT-0010'.")
-TimeLogId = entity_id("time_log", "Time log id, e.g. 'TLG-0005'.")
-MilestoneId = entity_id("milestone", "Milestone or sprint id, e.g. 'MLS-0002'.")
+UserId = entity_id("user", "User id, e.g. 'USR-0007' (see list_project_members).", example="USR-0007")
+UserEmail = entity_id("user_email", "Work email of a user, e.g. 'mei.ito@acme.example'.", example="mei.ito@acme.example")
+WorkspaceId = entity_id("workspace", "Workspace id, e.g. 'WSP-0001'.", example="WSP-0001")
+ProjectId = entity_id("project", "Project id, e.g. 'PRJ-0003' (see list_task_projects).", example="PRJ-0003")
+TaskId = entity_id("task", "Task id, e.g. 'TSK-0042'.", example="TSK-0042")
+CommentId = entity_id("comment", "Task comment id, e.g. 'CMT-0010'.", example="CMT-0010")
+TimeLogId = entity_id("time_log", "Time log id, e.g. 'TLG-0005'.", example="TLG-0005")
+MilestoneId = entity_id("milestone", "Milestone or sprint id, e.g. 'MLS-0002'.", example="MLS-0002")
 
 
 class User(Record):

@@ -9,7 +9,17 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, lookup, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    EXAMPLE,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_id,
+    parse_day,
+    text,
+)
 from prove_servers.tasks.state import (
     MAX_HOURS_PER_DAY,
     MAX_SPRINT_DAYS,
@@ -32,7 +42,7 @@ from prove_servers.tasks.state import (
     WorkspaceId,
 )
 
-DueDate = day("Due date.")
+DueDate = day("Due date.", listed="due_date")
 
 _PRIORITY_RANK = {"urgent": 0, "high": 1, "medium": 2, "low": 3}
 
@@ -256,10 +266,10 @@ def _dependency_path(state: TaskState, start: str, goal: str) -> list[str] | Non
 @tool(sensitive=("workspace_id", "member_id"))
 def list_task_projects(
     state: TaskState,
-    workspace_id: Annotated[WorkspaceId | None, Field(description="Only projects of this workspace, e.g. 'WSP-0001'.")] = None,
+    workspace_id: Annotated[WorkspaceId | None, Field(description="Only projects of this workspace, e.g. 'WSP-0001'.", json_schema_extra={EXAMPLE: "WSP-0001"})] = None,
     status: Annotated[ProjectStatus | None, Field(description="Only projects in this status.")] = None,
     member_id: Annotated[UserId | None, Field(description="Only projects this user is a member of.")] = None,
-    query: Annotated[str, Field(max_length=100, description="Case-insensitive part of the project name.")] = "",
+    query: text("query", "Case-insensitive part of the project name.", max_length=100) = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> ProjectList:
@@ -306,7 +316,7 @@ def list_tasks(
     assignee_id: Annotated[UserId | None, Field(description="Only tasks assigned to this user id.")] = None,
     status: Annotated[TaskStatus | None, Field(description="Only tasks in this status.")] = None,
     priority: Annotated[Priority | None, Field(description="Only tasks of this priority.")] = None,
-    label: Annotated[str | None, Field(description="Only tasks carrying this label, e.g. 'bug'.")] = None,
+    label: text("query", "Only tasks carrying this label, e.g. 'bug'.", example="bug", optional=True) = None,
     due_before: Annotated[day("Only tasks due on or before this date.") | None,
                           Field(description="Only tasks due on or before this date.")] = None,
     milestone_id: Annotated[MilestoneId | None, Field(description="Only tasks in this milestone or sprint.")] = None,
@@ -395,10 +405,10 @@ def get_workload_summary(
 @tool(write=True, sensitive=("workspace_id",))
 def create_project(
     state: TaskState,
-    workspace_id: entity_id("workspace", "Workspace to create it in, e.g. 'WSP-0001'."),
-    name: Annotated[str, Field(min_length=1, max_length=80, description="Project name, unique in the workspace.")],
+    workspace_id: entity_id("workspace", "Workspace to create it in, e.g. 'WSP-0001'.", example="WSP-0001"),
+    name: text("title", "Project name, unique in the workspace.", listed="name", min_length=1, max_length=80),
     due_date: DueDate,
-    description: Annotated[str, Field(max_length=1000, description="What the project is about.")] = "",
+    description: text("body", "What the project is about.", listed="description", max_length=1000) = "",
 ) -> ProjectDetails:
     """Create a project in a workspace; you become its owner and it starts active today."""
     ws = find(state.workspaces, workspace_id)
@@ -425,7 +435,7 @@ def create_project(
 def add_project_member(
     state: TaskState,
     project_id: ProjectId,
-    email: entity_id("user_email", "Work email of the person to add, e.g. 'mei.ito@acme.example'."),
+    email: entity_id("user_email", "Work email of the person to add, e.g. 'mei.ito@acme.example'.", example="mei.ito@acme.example"),
     role: Annotated[Role, Field(description="Their role: owner, editor (can edit) or viewer (read and comment).")] = "editor",
 ) -> MemberList:
     """Add a workspace user to a project with a role (project owners only)."""
@@ -448,14 +458,14 @@ def add_project_member(
 def create_task(
     state: TaskState,
     project_id: ProjectId,
-    title: Annotated[str, Field(min_length=1, max_length=120, description="Short task title.")],
-    description: Annotated[str, Field(max_length=2000, description="Details and acceptance criteria.")] = "",
+    title: text("title", "Short task title.", listed="title", min_length=1, max_length=120),
+    description: text("body", "Details and acceptance criteria.", listed="description", max_length=2000) = "",
     assignee_id: Annotated[UserId | None, Field(description="Project member (owner or editor) to assign.")] = None,
     priority: Annotated[Priority, Field(description="Task priority.")] = "medium",
-    due_date: Annotated[day("Due date, not after the project's due date.") | None,
+    due_date: Annotated[day("Due date, not after the project's due date.", listed="due_date") | None,
                         Field(description="Due date, not after the project's due date.")] = None,
     estimate_hours: Annotated[float, Field(ge=0, le=500, description="Estimated effort in hours.")] = 0.0,
-    labels: Annotated[list[str], Field(max_length=5, description="Labels, e.g. ['bug', 'frontend'].")] = [],  # noqa: B006
+    labels: text("word", "Labels, e.g. ['bug', 'frontend'].", many=True, max_length=5) = [],  # noqa: B006
     parent_task_id: Annotated[TaskId | None, Field(description="Make it a subtask of this task (same project).")] = None,
     milestone_id: Annotated[MilestoneId | None, Field(description="Milestone or sprint of the same project.")] = None,
 ) -> TaskDetails:
@@ -551,7 +561,7 @@ def set_task_due_date(state: TaskState, task_id: TaskId, due_date: DueDate) -> T
 @tool(write=True, sensitive=("task_id", "depends_on_task_id"))
 def add_task_dependency(
     state: TaskState,
-    task_id: entity_id("task", "The task that has to wait, e.g. 'TSK-0042'."),
+    task_id: entity_id("task", "The task that has to wait, e.g. 'TSK-0042'.", example="TSK-0042"),
     depends_on_task_id: entity_id("task", "The task that must be done first (same project)."),
 ) -> TaskDetails:
     """Record that a task cannot be finished before another task of the same project is done."""
@@ -577,7 +587,7 @@ def add_task_dependency(
 def add_task_comment(
     state: TaskState,
     task_id: TaskId,
-    body: Annotated[str, Field(min_length=1, max_length=2000, description="Comment text.")],
+    body: text("body", "Comment text.", listed="body", min_length=1, max_length=2000),
 ) -> Comment:
     """Comment on a task as the signed-in user (any project member, viewers included)."""
     t = _task(state, task_id)
@@ -595,8 +605,8 @@ def log_time_on_task(
     state: TaskState,
     task_id: TaskId,
     hours: Annotated[float, Field(gt=0, le=24, description="Hours worked, e.g. 1.5.")],
-    date: Annotated[day("Day worked; default today.") | None, Field(description="Day worked; default today.")] = None,
-    note: Annotated[str, Field(max_length=200, description="What was done.")] = "",
+    date: Annotated[day("Day worked; default today.", listed="date") | None, Field(description="Day worked; default today.")] = None,
+    note: text("body", "What was done.", listed="note", max_length=200) = "",
 ) -> TaskDetails:
     """Log time you worked on a task; a person may log at most 12 hours per day across all tasks."""
     t = _task(state, task_id)
@@ -622,10 +632,10 @@ def log_time_on_task(
 def create_milestone(
     state: TaskState,
     project_id: ProjectId,
-    name: Annotated[str, Field(min_length=1, max_length=80, description="Name, e.g. 'Beta release' or 'Sprint 12'.")],
-    due_date: day("Due date (sprints: last day)."),
+    name: text("title", "Name, e.g. 'Beta release' or 'Sprint 12'.", listed="name", example="Beta release", min_length=1, max_length=80),
+    due_date: day("Due date (sprints: last day).", listed="due_date"),
     kind: Annotated[MilestoneKind, Field(description="A one-day milestone or a sprint with a start date.")] = "milestone",
-    start_date: Annotated[day("Sprints only: first day.") | None, Field(description="Sprints only: first day.")] = None,
+    start_date: Annotated[day("Sprints only: first day.", listed="start_date") | None, Field(description="Sprints only: first day.")] = None,
 ) -> MilestoneInfo:
     """Create a milestone or a sprint in a project you can edit; sprints of a project may not overlap."""
     p = _project(state, project_id)

@@ -36,13 +36,13 @@ LOW_TIRE_MARGIN = 0.3
 BOOKING_HORIZON_DAYS = 60
 COST_PER_KWH: dict[str, float] = {"home_ac": 0.3, "public_ac": 0.45, "dc_fast": 0.65}
 
-UserId = entity_id("user", "App user id, e.g. 'USR-0002'.")
-VehicleId = entity_id("vehicle", "Vehicle id, e.g. 'VEH-0003' (from list_my_vehicles).")
-TripId = entity_id("trip", "Trip id, e.g. 'TRP-0040'.")
-SessionId = entity_id("charging_session", "Charging session id, e.g. 'CHG-0012'.")
-AlertId = entity_id("alert", "Vehicle alert id, e.g. 'ALR-0005'.")
-CenterId = entity_id("service_center", "Service center id, e.g. 'CTR-0002'.")
-AppointmentId = entity_id("service_appointment", "Service appointment id, e.g. 'SVC-0004'.")
+UserId = entity_id("user", "App user id, e.g. 'USR-0002'.", example="USR-0002")
+VehicleId = entity_id("vehicle", "Vehicle id, e.g. 'VEH-0003' (from list_my_vehicles).", example="VEH-0003")
+TripId = entity_id("trip", "Trip id, e.g. 'TRP-0040'.", example="TRP-0040")
+SessionId = entity_id("charging_session", "Charging session id, e.g. 'CHG-0012'.", example="CHG-0012")
+AlertId = entity_id("alert", "Vehicle alert id, e.g. 'ALR-0005'.", example="ALR-0005")
+CenterId = entity_id("service_center", "Service center id, e.g. 'CTR-0002'.", example="CTR-0002")
+AppointmentId = entity_id("service_appointment", "Service appointment id, e.g. 'SVC-0004'.", example="SVC-0004")
 
 
 class AppUser(Record):

@@ -19,6 +19,7 @@ from prove.env.types import (
     moment,
     parse_day,
     parse_moment,
+    text,
 )
 from prove_servers.vehicle.state import (
     BOOKING_HORIZON_DAYS,
@@ -52,7 +53,7 @@ from prove_servers.vehicle.state import (
     VehicleState,
 )
 
-ActingUserId = entity_id("user", "Your app user id (whose permission is checked), e.g. 'USR-0002'.")
+ActingUserId = entity_id("user", "Your app user id (whose permission is checked), e.g. 'USR-0002'.", example="USR-0002")
 
 
 class VehicleSummary(BaseModel):
@@ -398,7 +399,7 @@ def _free_slots(state: VehicleState, center_ids: list[str], first: date, days: i
 @tool()
 def find_vehicle_service_slots(
     state: VehicleState,
-    city: Annotated[str, Field(min_length=1, max_length=60, description="City of the service center, e.g. 'Berlin'.")],
+    city: text("word", "City of the service center, e.g. 'Berlin'.", listed="city", example="Berlin", min_length=1, max_length=60),
     start_date: day("First day to search."),
     days: Annotated[int, Field(ge=1, le=14, description="How many days to search from start_date (1-14).")] = 5,
     service_type: Annotated[ServiceType | None, Field(description="Only centers offering this service.")] = None,
@@ -554,10 +555,10 @@ def book_vehicle_service(
     state: VehicleState,
     vehicle_id: VehicleId,
     user_id: ActingUserId,
-    center_id: entity_id("service_center", "Service center id, e.g. 'CTR-0002' (from find_vehicle_service_slots)."),
-    start: moment("Slot start, as listed by find_vehicle_service_slots."),
+    center_id: entity_id("service_center", "Service center id, e.g. 'CTR-0002' (from find_vehicle_service_slots).", example="CTR-0002"),
+    start: moment("Slot start, as listed by find_vehicle_service_slots.", listed="start"),
     service_type: Annotated[ServiceType, Field(description="What the workshop should do.")],
-    notes: Annotated[str, Field(max_length=300, description="Optional note for the workshop.")] = "",
+    notes: text("body", "Optional note for the workshop.", listed="notes", max_length=300) = "",
 ) -> ServiceAppointment:
     """Book a service appointment for a vehicle in a free slot (drivers and owners; one upcoming per vehicle)."""
     veh = _allowed(state, vehicle_id, user_id, "driver", "booking service")
@@ -603,7 +604,7 @@ def set_valet_mode(
     vehicle_id: VehicleId,
     user_id: ActingUserId,
     enabled: Annotated[bool, Field(description="True to turn valet mode on, false to turn it off.")],
-    valet_pin: Annotated[str, Field(description="4-digit PIN: chosen when turning on, required to turn off.")],
+    valet_pin: text("word", "4-digit PIN: chosen when turning on, required to turn off."),
 ) -> VehicleStatus:
     """Turn valet mode (limited speed, locked glovebox) on with a new 4-digit PIN, or off with that PIN."""
     veh = _allowed(state, vehicle_id, user_id, "driver", "valet mode")
@@ -628,7 +629,7 @@ def share_vehicle_access(
     state: VehicleState,
     vehicle_id: VehicleId,
     user_id: ActingUserId,
-    recipient_email: Annotated[str, Field(description="Email of the app user to share with.")],
+    recipient_email: text("word", "Email of the app user to share with."),
     permission: Annotated[SharePermission, Field(description="driver: drive, unlock and charge; guest: view, lock and climate only.")],
 ) -> AccessList:
     """Share a vehicle with another app user; owners grant driver or guest access, drivers grant guest only."""

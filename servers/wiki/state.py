@@ -21,14 +21,14 @@ PageSort = Literal["updated", "views", "title"]
 MAX_TAGS = 8
 """Most tags one page may carry."""
 
-UserId = entity_id("user", "Wiki user id, e.g. 'USR-0004'.")
-SpaceKey = entity_id("space", "Space key, e.g. 'ENG'.")
-PageId = entity_id("page", "Page id, e.g. 'PG-0012'.")
-RevisionId = entity_id("revision", "Revision id, e.g. 'REV-0031'.")
+UserId = entity_id("user", "Wiki user id, e.g. 'USR-0004'.", example="USR-0004")
+SpaceKey = entity_id("space", "Space key, e.g. 'ENG'.", example="ENG")
+PageId = entity_id("page", "Page id, e.g. 'PG-0012'.", example="PG-0012")
+RevisionId = entity_id("revision", "Revision id, e.g. 'REV-0031'.", example="REV-0031")
 RevisionNumber = entity_id("revision_number", "Revision number within its page: 1 for the first version, then 2, 3, ...",
                            type_=int)
-CommentId = entity_id("comment", "Page comment id, e.g. 'CMT-0008'.")
-AttachmentId = entity_id("attachment", "Attachment id, e.g. 'ATT-0005'.")
+CommentId = entity_id("comment", "Page comment id, e.g. 'CMT-0008'.", example="CMT-0008")
+AttachmentId = entity_id("attachment", "Attachment id, e.g. 'ATT-0005'.", example="ATT-0005")
 
 
 class WikiUser(Record):

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, entity_id
+from prove.env.types import DEFAULT_LIMIT, EXAMPLE, Limit, Offset, Page, entity_id, text
 from prove_servers.wiki.state import (
     MAX_TAGS,
     Attachment,
@@ -27,8 +27,9 @@ from prove_servers.wiki.state import (
     WikiUser,
 )
 
-ActingUserId = entity_id("user", "Id of the person making the change, e.g. 'USR-0004'.")
-Title = Annotated[str, Field(min_length=1, max_length=120, description="Page title, unique within its space.")]
+ActingUserId = entity_id("user", "Id of the person making the change, e.g. 'USR-0004'.", example="USR-0004")
+Title = text("title", "Page title, unique within its space.", listed="title", min_length=1,
+             max_length=120)
 
 _TAG = re.compile(r"^[a-z0-9][a-z0-9-]{0,29}$")
 
@@ -182,7 +183,7 @@ def _revise(state: WikiState, page: WikiPage, user_id: str, title: str, body: st
 def list_wiki_spaces(
     state: WikiState,
     visibility: Annotated[Visibility | None, Field(description="Only spaces with this visibility.")] = None,
-    member_id: Annotated[UserId | None, Field(description="Only spaces this user belongs to, e.g. 'USR-0004'.")] = None,
+    member_id: Annotated[UserId | None, Field(description="Only spaces this user belongs to, e.g. 'USR-0004'.", json_schema_extra={EXAMPLE: "USR-0004"})] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> SpaceList:
@@ -210,8 +211,8 @@ def get_wiki_space(state: WikiState, space_key: SpaceKey) -> SpaceDetail:
 @tool(sensitive=("space_key",))
 def find_wiki_users(
     state: WikiState,
-    query: Annotated[str, Field(max_length=100, description="Case-insensitive substring of the name or email.")] = "",
-    space_key: Annotated[SpaceKey | None, Field(description="Only members of this space, e.g. 'ENG'.")] = None,
+    query: text("query", "Case-insensitive substring of the name or email.", max_length=100) = "",
+    space_key: Annotated[SpaceKey | None, Field(description="Only members of this space, e.g. 'ENG'.", json_schema_extra={EXAMPLE: "ENG"})] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> UserList:
@@ -226,10 +227,9 @@ def find_wiki_users(
 @tool(sensitive=("space_key", "author_id"))
 def search_wiki_pages(
     state: WikiState,
-    query: Annotated[str, Field(max_length=200, description=(
-        "Words that must all appear in the title, body or tags (case-insensitive); empty matches all."))] = "",
-    space_key: Annotated[SpaceKey | None, Field(description="Only pages in this space, e.g. 'ENG'.")] = None,
-    tag: Annotated[str | None, Field(description="Only pages carrying this tag.")] = None,
+    query: text("query", "Words that must all appear in the title, body or tags (case-insensitive); empty matches all.", max_length=200) = "",
+    space_key: Annotated[SpaceKey | None, Field(description="Only pages in this space, e.g. 'ENG'.", json_schema_extra={EXAMPLE: "ENG"})] = None,
+    tag: text("query", "Only pages carrying this tag.", optional=True) = None,
     status: Annotated[PageStatus | None, Field(description="Only pages in this status.")] = None,
     author_id: Annotated[UserId | None, Field(description="Only pages created by this user.")] = None,
     sort: Annotated[PageSort, Field(description="Most recently updated first, most viewed first, or by title.")] = "updated",
@@ -324,10 +324,11 @@ def create_wiki_page(
     space_key: SpaceKey,
     title: Title,
     user_id: ActingUserId,
-    body: Annotated[str, Field(max_length=4000, description="Page content (plain text or Markdown).")] = "",
+    body: text("body", "Page content (plain text or Markdown).", listed="body", max_length=4000) = "",
     parent_id: Annotated[PageId | None, Field(description=(
-        "Page in the same space to nest under, e.g. 'PG-0003'; omit for a top-level page."))] = None,
-    tags: Annotated[list[str] | None, Field(description=f"Up to {MAX_TAGS} lower-case tags.")] = None,
+        "Page in the same space to nest under, e.g. 'PG-0003'; omit for a top-level page."),
+        json_schema_extra={EXAMPLE: "PG-0003"})] = None,
+    tags: text("word", f"Up to {MAX_TAGS} lower-case tags.", many=True, optional=True) = None,
 ) -> WikiPage:
     """Create a draft page (revision 1) in a space, optionally under a parent page; the author watches it."""
     space = _space(state, space_key)
@@ -362,9 +363,9 @@ def update_wiki_page(
     state: WikiState,
     page_id: PageId,
     user_id: ActingUserId,
-    body: Annotated[str | None, Field(max_length=4000, description="New full content; omit to keep it.")] = None,
-    title: Annotated[str | None, Field(min_length=1, max_length=120, description="New title; omit to keep it.")] = None,
-    summary: Annotated[str, Field(max_length=200, description="What changed, shown in the revision history.")] = "",
+    body: text("body", "New full content; omit to keep it.", listed="body", optional=True, max_length=4000) = None,
+    title: text("title", "New title; omit to keep it.", listed="title", optional=True, min_length=1, max_length=120) = None,
+    summary: text("body", "What changed, shown in the revision history.", listed="summary", max_length=200) = "",
 ) -> WikiPage:
     """Edit a page's title and/or body; this records a new revision and the editor starts watching it."""
     page = _page(state, page_id)
@@ -462,7 +463,8 @@ def move_wiki_page(
     page_id: PageId,
     user_id: ActingUserId,
     new_parent_id: Annotated[PageId | None, Field(description=(
-        "Page to move under, e.g. 'PG-0007'; omit to make the page top-level."))] = None,
+        "Page to move under, e.g. 'PG-0007'; omit to make the page top-level."),
+        json_schema_extra={EXAMPLE: "PG-0007"})] = None,
     space_key: Annotated[SpaceKey | None, Field(description=(
         "Destination space; defaults to the new parent's space, or the page's own space."))] = None,
 ) -> WikiPage:
@@ -508,7 +510,7 @@ def add_page_comment(
     state: WikiState,
     page_id: PageId,
     user_id: ActingUserId,
-    text: Annotated[str, Field(min_length=1, max_length=2000, description="The comment.")],
+    text: text("body", "The comment.", listed="text", min_length=1, max_length=2000),
 ) -> Comment:
     """Comment on a page; the commenter starts watching it. Archived pages take no comments."""
     page = _page(state, page_id)
@@ -528,8 +530,8 @@ def tag_wiki_page(
     state: WikiState,
     page_id: PageId,
     user_id: ActingUserId,
-    add: Annotated[list[str] | None, Field(description="Tags to add, e.g. ['runbook'].")] = None,
-    remove: Annotated[list[str] | None, Field(description="Tags to remove; each must be on the page.")] = None,
+    add: text("word", "Tags to add, e.g. ['runbook'].", many=True, optional=True) = None,
+    remove: text("word", "Tags to remove; each must be on the page.", many=True, optional=True) = None,
 ) -> WikiPage:
     """Add and/or remove tags on a page (at most 8 tags per page)."""
     page = _page(state, page_id)

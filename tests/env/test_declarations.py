@@ -17,8 +17,12 @@ from prove.env.tool import ToolSpec
 from prove.env.types import (
     DEFAULT_LIMIT,
     ENTITY,
+    EXAMPLE,
     declared_entity,
+    declared_example,
     declared_format,
+    declared_listed,
+    declared_text,
     model_facing,
     parse_day,
     parse_moment,
@@ -78,6 +82,35 @@ def test_every_consumed_entity_kind_is_produced_by_a_tool_of_the_server(server: 
                if k not in produced}
     assert not orphans, (f"{server}: these parameters take ids no tool of the server returns "
                          f"(declare the result field with the same entity_id alias): {orphans}")
+
+
+@pytest.mark.parametrize("server", sorted(REG.servers))
+def test_every_listed_field_is_shown_by_a_read_of_the_server(server: str) -> None:
+    """A parameter's `listed` field (prove.env.types.text/day/moment) is one a read tool's result
+    has, or the sampler never fills it."""
+    shown = {path.rsplit(".", 1)[-1].removesuffix("[]") for t in REG.server(server).tools
+             if not t.write for path, _ in _properties(t.output_schema or {})}
+    unseen = {f"{t.name}.{p}": field for t in REG.server(server).tools
+              for p, sub in t.input_schema.get("properties", {}).items()
+              if (field := declared_listed(sub)) is not None and field not in shown}
+    assert not unseen, f"{server}: no read tool returns these listed fields: {unseen}"
+
+
+@pytest.mark.parametrize("t", TOOLS, ids=lambda t: t.name)
+def test_an_example_the_description_shows_is_declared(t: ToolSpec) -> None:
+    """Synthesis reads a parameter's example from its declaration (`example=`), never from the
+    description; a description that shows one ("e.g. 'ACC-0003'") declares the same value."""
+    wrong = {}
+    for p, sub in t.input_schema.get("properties", {}).items():
+        top = "description" in sub  # a role's own description carries its own example
+        text = str(sub.get("description") if top else next(
+            (o.get("description") for o in sub.get("anyOf", ()) if o.get("description")), ""))
+        declared = sub.get(EXAMPLE) if top else declared_example(sub)
+        shown = re.search(r"e\.g\. '([^']+)'", text)
+        kept = declared_entity(sub) or declared_text(sub) or p in t.sensitive
+        if kept and shown and shown.group(1) != declared:
+            wrong[p] = (shown.group(1), declared)
+    assert not wrong, f"{t.name}: declare example= (shown, declared): {wrong}"
 
 
 @pytest.mark.parametrize("t", TOOLS, ids=lambda t: t.name)

@@ -9,10 +9,10 @@ import dataclasses
 import random
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from prove.env import FAMILIES, ServerSpec, load_registry, tool
 from prove.env.contract import (
@@ -25,6 +25,7 @@ from prove.env.contract import (
     check_tool,
 )
 from prove.env.tool import ToolSpec
+from prove.env.types import text
 
 REG = load_registry()
 README = Path(__file__).resolve().parents[2] / "servers" / "README.md"
@@ -93,7 +94,7 @@ def Bad_Tool(state: object, mode: Literal["a", "b"], note: str = "") -> _Out:
 
 
 @tool()
-def returns_a_number(state: object, note: Annotated[str, Field(description="A note.")] = "") -> int:
+def returns_a_number(state: object, note: text("body", "A note.") = "") -> int:
     """Returns a plain number instead of a model."""
     return 1
 
@@ -105,6 +106,8 @@ def test_tool_rules_name_the_tool_and_the_rule() -> None:
     assert "must say what it does in at least 15 characters; got 'Short.'" in text
     assert "parameter 'note' has no description" in text
     assert "parameter 'mode' has no description" in text
+    assert "parameter 'note' takes a string that is no id, enum or date; declare what it takes " \
+        "with prove.env.types.text(kind" in text
     plain = check_tool(ToolSpec.from_function(returns_a_number, "banking"))
     assert len(plain) == 1 and "must return a pydantic model" in plain[0], plain
     assert check_tool(REG.tool("transfer_funds")) == []

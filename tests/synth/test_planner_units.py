@@ -199,10 +199,12 @@ def test_pick_named_prefers_the_conversations_world_and_needs_a_descriptor() -> 
 
 # -- plan_values ----------------------------------------------------------------------------
 
-def test_date_format_from_declaration_or_clock_pattern() -> None:
+def test_date_format_from_the_declaration_only() -> None:
     assert date_format({"type": "string", "format": "date"}) == "date"
     assert date_format({"type": "string", "format": "date-time"}) == "datetime"
-    assert date_format({"type": "string", "pattern": "^([01]\\d|2[0-3]):[0-5]\\d$"}) == "time"
+    clock = {"type": "string", "pattern": "^([01]\\d|2[0-3]):[0-5]\\d$"}
+    assert date_format({**clock, "x-format": "time"}) == "time"  # prove.env.types.clock
+    assert date_format(clock) is None  # a pattern alone declares nothing
     assert date_format({"type": "string"}) is None
 
 
@@ -256,12 +258,19 @@ def test_user_value_follows_what_errors_taught(registry: Registry) -> None:
     assert got is not None and got.value == "ACC-0007"  # linked by the state, though not probed
 
 
-def test_user_value_without_candidates_uses_the_descriptions_example(registry: Registry) -> None:
+def test_user_value_without_candidates_uses_the_declared_example(registry: Registry) -> None:
+    # AccountId = entity_id("account", ..., example="ACC-0003"); a role without one gives nothing
     got = user_value(registry.tool("get_balance"), "account_id", SamplingContext(),
                      random.Random(0), {})
     assert got is not None and (got.value, got.kind) == ("ACC-0003", "id")
     assert user_value(registry.tool("transfer_funds"), "from_account_id", SamplingContext(),
                       random.Random(0), {}) is None
+    # a sensitive value with a declared example (crm Email: example="ana.silva@acme.com") uses it
+    crm = load_registry().subset(["crm"])
+    got = user_value(crm.tool("create_crm_contact"), "email", SamplingContext(), random.Random(0), {})
+    assert got is not None and (got.value, got.kind) == ("ana.silva@acme.com", "id")
+    assert user_value(crm.tool("update_crm_contact"), "email", SamplingContext(),
+                      random.Random(0), {}) is None  # no example declared there
 
 
 def test_user_value_enum_number_and_date(registry: Registry) -> None:

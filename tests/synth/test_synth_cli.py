@@ -27,3 +27,4 @@ def test_main_writes_the_data_set(tmp_path: Path, capsys) -> None:
     assert summary["kept"] == {"multi_turn": 2, "clarification": 1, "abstention": 1}
     assert set(summary["files"]) >= {"examples.jsonl", "train.parquet", "val.parquet", "card.json"}
     assert len((tmp_path / "examples.jsonl").read_text().splitlines()) == 4
+

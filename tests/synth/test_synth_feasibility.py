@@ -18,6 +18,7 @@ from prove.env.state import ServerState
 from prove.env.tool import ToolSpec, tool
 from prove.graph.chains import Chain
 from prove.synth import pipeline
+from prove.synth.cli import main as cli_main
 from prove.synth.feasibility import kind_feasibility, require_feasible, withholdable
 from prove.synth.pipeline import SynthConfig, SynthesisInfeasible, synthesize
 
@@ -138,3 +139,17 @@ def test_every_kind_says_why_per_server_and_several_kinds_fail_together(
     require_feasible({"abstention": 4}, report, said.append)
     assert said == ["abstention: banking cannot produce it (banking: no tool chain starts on it "
                     "(the tool graph links none of its tools)); its examples come from library"]
+
+
+def test_prove_synth_says_an_infeasible_request_in_one_line_with_status_2(
+    with_library: Registry, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    _no_attempts(monkeypatch)
+    rc = cli_main(["--profile", "smoke", "--out", str(tmp_path), "--servers", "library",
+                   "--sizes", "multi_turn=2,clarification=3,abstention=0", "--n-chains", "20"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith(
+        "prove synth: cannot synthesize clarification: clarification (3 asked for)")
+    assert not (tmp_path / "examples.jsonl").exists()

@@ -14,7 +14,9 @@ tests/env/test_server_contract.py runs `check_server` over whatever `load_regist
   deterministic: the same seed gives the same state hash, every time;
 - tools: at least one read and one write (the episode, exactly-once and fuzz tests need both),
   each with a lower_snake name a model API accepts, a description, every parameter described,
-  every `Literal` surfacing as an enum, an object output schema from a pydantic return type;
+  every `Literal` surfacing as an enum, every string that is no id, enum or date declaring the
+  kind of text it takes (`prove.env.types.text`), an object output schema from a pydantic return
+  type;
 - errors raised as `prove.env.errors.ToolError` (through `require`, `lookup` or directly), whose
   facts (reason, parameters, rejected values, choices) travel as data; a module that imports MCP's
   own ToolError raises errors synthesis cannot read;
@@ -47,6 +49,7 @@ from pydantic import BaseModel
 from prove.env.registry import FAMILIES, Registry, ServerSpec
 from prove.env.state import Record, ServerState, state_hash
 from prove.env.tool import ToolSpec
+from prove.env.types import TEXT_KINDS, declared_entity, declared_format, declared_text
 
 __all__ = [
     "NAME_PATTERN", "MAX_SERVER_NAME_CHARS", "MAX_TOOL_NAME_CHARS", "MIN_DESCRIPTION_CHARS",
@@ -103,6 +106,18 @@ def _has_enum(schema: Mapping[str, Any]) -> bool:
     return any(_has_enum(s) for s in nested)
 
 
+def _free_string(prop: Mapping[str, Any], defs: Mapping[str, Any]) -> bool:
+    """A string (or list of strings) parameter that declares no entity, enum or format: free text
+    or a value, which must say which with `text`."""
+    if declared_entity(prop, defs) or _has_enum(prop) or declared_format(prop):
+        return False
+    options = [o for o in prop.get("anyOf", ()) if o.get("type") != "null"] or [prop]
+    node = options[0]
+    if node.get("type") == "array":
+        node = node.get("items", {})
+    return node.get("type") == "string"
+
+
 def check_tool(spec: ToolSpec) -> list[str]:
     """What is wrong with one tool's declaration (empty when nothing is)."""
     where = f"tool {spec.name}"
@@ -126,6 +141,10 @@ def check_tool(spec: ToolSpec) -> list[str]:
                             "Annotated[T, Field(description=...)] or with a prove.env.types alias")
         if "Literal" in repr(hints.get(pname)) and not _has_enum(prop):
             problems.append(f"{where}: parameter '{pname}' is a Literal but its schema has no enum")
+        if _free_string(prop, schema.get("$defs", {})) and declared_text(prop) is None:
+            problems.append(f"{where}: parameter '{pname}' takes a string that is no id, enum or date; "
+                            "declare what it takes with prove.env.types.text(kind, description, "
+                            f"listed=..., example=...), kind one of {', '.join(TEXT_KINDS)}")
     returned = hints.get("return")
     if not (isinstance(returned, type) and issubclass(returned, BaseModel)):
         problems.append(f"{where}: must return a pydantic model (its schema is the output schema); "

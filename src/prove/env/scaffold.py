@@ -148,7 +148,7 @@ from prove.env.world import COMPANIES, days_before, email, person
 
 Category = Literal["general", "urgent", "archive"]
 
-RecordId = entity_id("record", "Record id, e.g. '<<PREFIX>>-0001'.")
+RecordId = entity_id("record", "Record id, e.g. '<<PREFIX>>-0001'.", example="<<PREFIX>>-0001")
 
 
 class <<Camel>>Record(Record):
@@ -196,7 +196,7 @@ from pydantic import Field
 
 from prove.env.helpers import find, require
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page
+from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, text
 from prove_servers.<<name>>.state import (<<state_imports>>)
 
 
@@ -207,7 +207,7 @@ class RecordList(Page):
 @tool()
 def <<list_tool>>(
     state: <<Camel>>State,
-    query: Annotated[str, Field(description="Case-insensitive substring of the title.")] = "",
+    query: text("query", "Case-insensitive substring of the title.") = "",
     category: Annotated[Category | None, Field(description="Only records in this category.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -228,9 +228,10 @@ def <<get_tool>>(state: <<Camel>>State, record_id: RecordId) -> <<Camel>>Record:
 @tool(write=True, sensitive=("owner_email",))
 def <<create_tool>>(
     state: <<Camel>>State,
-    title: Annotated[str, Field(min_length=3, max_length=120, description="Title of the new record.")],
+    title: text("title", "Title of the new record.", listed="title", min_length=3, max_length=120),
     category: Annotated[Category, Field(description="Category of the new record.")],
-    owner_email: Annotated[str, Field(max_length=120, description="Email of the record's owner.")],
+    owner_email: text("word", "Email of the record's owner.", listed="owner_email",
+                      example="ada@mail.example.com", max_length=120),
 ) -> <<Camel>>Record:
     """Create a <<name>> record; titles are unique, so an existing title is refused."""
     require("@" in owner_email.strip("@"),

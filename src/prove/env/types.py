@@ -1,13 +1,18 @@
 """What a tool parameter or result field means, declared once in its type: entity ids, dates, pages.
 
     from prove.env.types import entity_id, day, Page, Offset, Limit, DEFAULT_LIMIT, parse_day
-    AccountId = entity_id("account", "Account id, e.g. 'ACC-0003'.")   # input *and* output fields
+    AccountId = entity_id("account", "Account id, e.g. 'ACC-0003'.", example="ACC-0003")  # in and out
 
 An id parameter names the entity kind it refers to; the kind is written into the JSON schema as
 ``"x-entity": "<kind>"`` (on the string, or on the array of ids). The same alias used on a result
 field says the tool *produces* ids of that kind. Kinds are local to a server ("customer" in banking
 is not "customer" in the shop). The graph, the state sampler, the synthesis planner and the fuzzer
-read these declarations (`declared_entity`); nothing infers meaning from names or prose. Dates
+read these declarations (`declared_entity`); nothing infers meaning from names or prose. A string
+parameter that is not an id declares what it takes with `text`: the kind of text (``"x-text"``,
+one of `TEXT_KINDS`), the field of a listing whose values it takes (``"x-listed"``: a city filter
+takes what a result's `city` shows) and an example value (``"x-example"``); `clock` declares a
+time of day (``"x-format": "time"``). Synthesis reads these (`declared_text`, `declared_listed`,
+`declared_example`, `declared_format`), never the parameter's name or description. Dates
 and datetimes have one schema format and one parser with one error message; every list/search
 tool takes `offset`/`limit` and returns a `Page` (`total`, `next_offset`). Model-facing schemas
 (`ToolSpec.openai_schema`) drop the ``x-`` keys; the MCP input schema keeps them.
@@ -29,7 +34,8 @@ __all__ = [
     "ENTITY", "entity_id", "entity_ids", "day", "moment", "parse_day", "parse_moment",
     "Page", "paginate", "Offset", "Limit", "MAX_PAGE", "DEFAULT_LIMIT",
     "declared_entity", "declared_format", "entity_values", "state_schema",
-    "model_facing", "MONEY", "money_amount",
+    "model_facing", "MONEY", "money_amount", "TEXT", "TEXT_KINDS", "LISTED", "EXAMPLE", "text",
+    "clock", "declared_text", "declared_listed", "declared_example",
 ]
 
 ENTITY = "x-entity"
@@ -38,6 +44,27 @@ ENTITY = "x-entity"
 MONEY = "x-money"
 """JSON-schema key marking a money parameter: rounded to cents before it is validated."""
 
+TEXT = "x-text"
+"""JSON-schema key naming the kind of text a free-text string parameter takes (`TEXT_KINDS`)."""
+
+TEXT_KINDS: dict[str, str] = {
+    "query": "search words (a word of a listed name or title)",
+    "title": "a short title, subject or label",
+    "person_name": "a person's full name",
+    "reason": "why something is done",
+    "body": "a message, note, comment or other running text",
+    "word": "a short value: a word, a code, an address",
+}
+"""The kinds of text `text` declares, with what each takes."""
+
+LISTED = "x-listed"
+"""JSON-schema key naming the field of a listing whose values a parameter takes (a city filter:
+``"city"``): the sampler fills it with values that field showed in a live result."""
+
+EXAMPLE = "x-example"
+"""JSON-schema key holding one example value of a parameter (written as data, not in prose)."""
+
+_CLOCK = r"^([01]\d|2[0-3]):[0-5]\d$"
 MAX_PAGE = 50
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?")
@@ -48,17 +75,24 @@ Offset = Annotated[int, Field(ge=0, description="Index of the first result to re
 Limit = Annotated[int, Field(ge=1, le=MAX_PAGE, description=f"Maximum number of results (1-{MAX_PAGE}).")]
 
 
-def entity_id(kind: str, description: str, *, type_: type = str, **constraints: Any) -> Any:
-    """An id of entity `kind` (str unless `type_` says so, e.g. int for a pull-request number)."""
+def entity_id(kind: str, description: str, *, type_: type = str, example: str | None = None,
+              **constraints: Any) -> Any:
+    """An id of entity `kind` (str unless `type_` says so, e.g. int for a pull-request number);
+    `example` is an id a user may know without any tool showing it (a promo code from an ad)."""
     _check_kind(kind)
-    return Annotated[type_, Field(description=description, json_schema_extra={ENTITY: kind}, **constraints)]
+    return Annotated[type_, Field(description=description, json_schema_extra=_ided(kind, example),
+                                  **constraints)]
 
 
-def entity_ids(kind: str, description: str, **constraints: Any) -> Any:
-    """A list of ids of entity `kind`."""
+def entity_ids(kind: str, description: str, *, example: str | None = None, **constraints: Any) -> Any:
+    """A list of ids of entity `kind` (`example` as for `entity_id`)."""
     _check_kind(kind)
-    return Annotated[list[str], Field(description=description, json_schema_extra={ENTITY: kind},
+    return Annotated[list[str], Field(description=description, json_schema_extra=_ided(kind, example),
                                       **constraints)]
+
+
+def _ided(kind: str, example: str | None) -> dict[str, Any]:
+    return {ENTITY: kind} if example is None else {ENTITY: kind, EXAMPLE: example}
 
 
 def _check_kind(kind: str) -> None:
@@ -73,15 +107,53 @@ def money_amount(description: str, *, optional: bool = False, **constraints: Any
     return Annotated[kind, Field(description=description, json_schema_extra={MONEY: True}, **constraints)]
 
 
-def day(description: str, **constraints: Any) -> Any:
-    """A calendar date, YYYY-MM-DD (parse it in the tool with `parse_day`)."""
-    return Annotated[str, Field(description=description, json_schema_extra={"format": "date"}, **constraints)]
+def text(kind: str, description: str, *, listed: str | None = None, example: str | None = None,
+         many: bool = False, optional: bool = False, **constraints: Any) -> Any:
+    """A string (a list of strings with `many`; None allowed with `optional`) taking text of `kind`
+    (`TEXT_KINDS`); `listed` names the listing field whose values fit it, `example` is one value.
+
+        city: text("word", "Only customers living in this city.", listed="city") | None = None
+        memo: text("body", "Note shown on both statements.", max_length=140) = ""
+    """
+    if kind not in TEXT_KINDS:
+        raise ValueError(f"text kind must be one of {', '.join(TEXT_KINDS)}; got {kind!r}")
+    if listed is not None and not listed.replace("_", "").isalnum():
+        raise ValueError(f"listed must name a result field (letters, digits, _), got {listed!r}")
+    extra: dict[str, Any] = {TEXT: kind}
+    if listed is not None:
+        extra[LISTED] = listed
+    if example is not None:
+        extra[EXAMPLE] = example
+    base: Any = list[str] if many else str
+    if optional:
+        base = base | None
+    return Annotated[base, Field(description=description, json_schema_extra=extra, **constraints)]
 
 
-def moment(description: str, **constraints: Any) -> Any:
-    """A date and time, YYYY-MM-DDTHH:MM[:SS] (parse it in the tool with `parse_moment`)."""
-    return Annotated[str, Field(description=description, json_schema_extra={"format": "date-time"},
+def clock(description: str, *, optional: bool = False, **constraints: Any) -> Any:
+    """A time of day, HH:MM (24-hour; None allowed with `optional`): the schema carries the pattern
+    and ``"x-format": "time"``."""
+    base: Any = str | None if optional else str
+    return Annotated[base, Field(description=description, pattern=_CLOCK,
+                                 json_schema_extra={"x-format": "time"}, **constraints)]
+
+
+def day(description: str, *, listed: str | None = None, **constraints: Any) -> Any:
+    """A calendar date, YYYY-MM-DD (parse it in the tool with `parse_day`); `listed` names the
+    listing field whose dates fit it (see `text`)."""
+    return Annotated[str, Field(description=description, json_schema_extra=_dated("date", listed),
                                 **constraints)]
+
+
+def moment(description: str, *, listed: str | None = None, **constraints: Any) -> Any:
+    """A date and time, YYYY-MM-DDTHH:MM[:SS] (parse it in the tool with `parse_moment`); `listed`
+    as for `day`."""
+    return Annotated[str, Field(description=description, json_schema_extra=_dated("date-time", listed),
+                                **constraints)]
+
+
+def _dated(fmt: str, listed: str | None) -> dict[str, Any]:
+    return {"format": fmt} if listed is None else {"format": fmt, LISTED: listed}
 
 
 def parse_day(value: str, param: str) -> date:
@@ -225,13 +297,47 @@ def state_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 def declared_format(schema: Mapping[str, Any]) -> str | None:
-    """'date' or 'date-time' when a property schema declares one."""
-    if "format" in schema:
-        return str(schema["format"])
-    for option in schema.get("anyOf", ()):
-        if "format" in option:
-            return str(option["format"])
+    """'date', 'date-time' or 'time' (`clock`) when a property schema declares one (on itself or
+    an `anyOf` option; a list of dates declares none)."""
+    for key in ("format", "x-format"):
+        if key in schema:
+            return str(schema[key])
+        for option in schema.get("anyOf", ()):
+            if key in option:
+                return str(option[key])
     return None
+
+
+def _declared(schema: Mapping[str, Any], key: str) -> Any:
+    """The value of declaration `key` on a property schema, its non-null `anyOf` options or its
+    array items; None when nothing declares it."""
+    if key in schema:
+        return schema[key]
+    for option in schema.get("anyOf", ()):
+        if isinstance(option, Mapping) and key in option:
+            return option[key]
+    items = schema.get("items")
+    if isinstance(items, Mapping) and key in items:
+        return items[key]
+    return None
+
+
+def declared_text(schema: Mapping[str, Any]) -> str | None:
+    """The kind of text (`TEXT_KINDS`) a parameter schema declares, or None."""
+    found = _declared(schema, TEXT)
+    return None if found is None else str(found)
+
+
+def declared_listed(schema: Mapping[str, Any]) -> str | None:
+    """The listing field whose values a parameter takes, or None."""
+    found = _declared(schema, LISTED)
+    return None if found is None else str(found)
+
+
+def declared_example(schema: Mapping[str, Any]) -> str | None:
+    """The example value a parameter schema declares, or None."""
+    found = _declared(schema, EXAMPLE)
+    return None if found is None else str(found)
 
 
 def model_facing(schema: Any) -> Any:

@@ -32,7 +32,13 @@ from typing import Any
 
 from prove.env.registry import ServerSpec
 from prove.env.tool import ToolSpec
-from prove.env.types import declared_entity
+from prove.env.types import (
+    EXAMPLE,
+    declared_entity,
+    declared_example,
+    declared_listed,
+    declared_text,
+)
 
 __all__ = [
     "Param", "OutField", "Join", "ToolFeatures", "server_features", "parameters", "output_fields",
@@ -81,6 +87,9 @@ class Param:
     description: str
     enum: bool
     entity: str | None = None  # the declared entity kind (x-entity); None: names no entity
+    text: str | None = None  # the declared kind of free text (x-text, prove.env.types.TEXT_KINDS)
+    listed: str | None = None  # the listing field whose values it takes (x-listed)
+    example: str | None = None  # the declared example value (x-example)
 
     @property
     def scalar_type(self) -> str:
@@ -222,7 +231,8 @@ def _walk(schema: Mapping[str, Any], defs: Mapping[str, Any], prefix: str, in_li
 
 
 def parameters(spec: ToolSpec) -> dict[str, Param]:
-    """The tool's input parameters, in signature order, with their declared entity kinds."""
+    """The tool's input parameters, in signature order, with their declared entity kinds, kinds of
+    text, listing fields and examples."""
     schema = spec.input_schema
     defs = schema.get("$defs", {})
     out: dict[str, Param] = {}
@@ -230,8 +240,12 @@ def parameters(spec: ToolSpec) -> dict[str, Param]:
         kind, resolved = _json_type(sub, defs)
         desc = str(sub.get("description") or resolved.get("description") or "")
         enum = "enum" in resolved or "enum" in _resolve(resolved.get("items", {}), defs)
+        # a role's own description (Annotated[AccountId | None, Field(description=...)]) replaces
+        # the alias's, and its example with it: the example is declared where the description is
+        example = sub.get(EXAMPLE) if "description" in sub else declared_example(sub)
         out[name] = Param(name, kind, name in spec.required, name in spec.sensitive, desc, enum,
-                          declared_entity(sub, defs))
+                          declared_entity(sub, defs), declared_text(sub), declared_listed(sub),
+                          None if example is None else str(example))
     return out
 
 

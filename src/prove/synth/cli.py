@@ -54,6 +54,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    """`prove synth`; a request the servers cannot meet (`SynthesisInfeasible`, said before the
+    first attempt) or a kind stopped at its attempt cap (`SynthesisStalled`) is one line on stderr
+    and exit status 2, not a traceback."""
+    from prove.synth.pipeline import SynthesisInfeasible, SynthesisStalled
+
+    try:
+        return _run(args)
+    except (SynthesisInfeasible, SynthesisStalled) as exc:
+        print(f"prove synth: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
     from prove.synth.pipeline import PAPER_SIZES, SynthConfig, synthesize
 
     overrides: dict[str, Any] = {"workers": args.workers}

@@ -22,7 +22,7 @@ from prove.synth import phrasing as P
 from prove.synth.intents import PLACEHOLDER, intents_of, tool_intents
 from prove.synth.machine import Action, Conversation, Infeasible, TeacherError
 from prove.synth.records import derived_rng
-from prove.synth.sampling import param_kind
+from prove.synth.sampling import param_source
 
 __all__ = ["OpenAITeacher", "persona_lines"]
 
@@ -105,7 +105,7 @@ class OpenAITeacher:
         feeds = convo.script.chain.feeds(step)
         for param in list(spec.sensitive) + list(spec.required):
             if param in spec.required and param not in feeds:
-                vals = [v for v, _ in convo.ctx.candidates(param, param_kind(spec, param))]
+                vals = [v for v, _ in convo.ctx.candidates(param_source(spec, param))]
                 if vals:
                     value = vals[convo.rng.randrange(min(len(vals), 10))]
                     out = {"turn": k, "tool": spec.name, "param": param, "value": value,

@@ -1,6 +1,9 @@
 """Drawing the values a user supplies for the planner: ids and values the live sampling context
 holds, enum values, numbers within bounds, dates from the simulated clock, and free text.
 
+What a string parameter takes is read from its declarations (`prove.env.types.text`: the kind of
+text, the listing field whose values fit it, an example), never from its name or description.
+
     got = user_value(spec, "account_id", ctx, rng, args={})   # UserValue("ACC-0003", "id", None)
     got = user_value(spec, "check_in", ctx, rng, args, Prefer(past=True))
 """
@@ -15,17 +18,16 @@ from typing import Any
 
 from prove.env.tool import ToolSpec
 from prove.env.types import declared_format
-from prove.graph.features import Param, parameters, singular
+from prove.graph.features import Param, parameters
 from prove.synth import phrasing as P
 from prove.synth.intents import tool_intents
 from prove.synth.plan_lookup import Belonging
 from prove.synth.plan_results import base_schema
-from prove.synth.sampling import SamplingContext, param_kind, schema_enum
+from prove.synth.sampling import SamplingContext, param_kind, param_source, schema_enum
 
-__all__ = ["TEXTY", "Prefer", "ToolParams", "UserValue", "date_format", "date_value", "number",
-           "user_value"]
+__all__ = ["Prefer", "ToolParams", "UserValue", "date_format", "date_value", "number", "user_value",
+           "is_running_text"]
 
-_EXAMPLE = re.compile(r"e\.g\. '([^']+)'")
 _TITLES = ("Quarterly planning", "Team sync", "Budget review", "Onboarding checklist",
            "Release notes draft", "Client follow-up", "Weekly report", "Design review",
            "Travel plans", "Launch prep", "Vendor call", "Sprint retro")
@@ -37,11 +39,16 @@ _REASONS = ("No longer needed", "Plans changed", "Ordered by mistake", "Found a 
             "Incorrect details")
 _NAMES = ("Jordan Lee", "Sam Patel", "Alex Kim", "Maria Lopez", "Chris Novak", "Priya Shah")
 _WORDS = ("alpha", "launch", "budget", "review", "travel", "support")
-_QUERIES = ("query", "q", "keyword", "search", "hashtag", "tag", "label")
 _QUERY_SOURCES = ("name", "title", "full_name", "subject", "tag", "label", "city")
-TEXTY = ("body", "text", "message", "content", "comment", "note", "notes", "description",
-         "details", "instructions", "justification", "resolution", "memo", "summary")
-"""Parameter name parts that mark free text (a message body, a note), never a sampled value."""
+_MADE_UP: dict[str, tuple[str, ...]] = {"reason": _REASONS, "person_name": _NAMES, "title": _TITLES,
+                                        "body": _BODIES}
+"""Stock text per declared kind of text (`prove.env.types.TEXT_KINDS`); other kinds get a word."""
+
+
+def is_running_text(feat: Param) -> bool:
+    """Whether a parameter declares running text (a message body, a note: text kind 'body'), which
+    the user writes and no sampled value fills."""
+    return feat.text == "body"
 
 
 class ToolParams:
@@ -81,15 +88,10 @@ class Prefer:
 
 
 def date_format(schema: dict[str, Any]) -> str | None:
-    """'date', 'datetime' or 'time', from the declared format (prove.env.types) or a clock pattern."""
+    """'date', 'datetime' or 'time', from the declared format (`prove.env.types`: `day`, `moment`,
+    `clock`)."""
     declared = declared_format(schema)
-    if declared == "date-time":
-        return "datetime"
-    if declared == "date":
-        return "date"
-    if str(schema.get("pattern", "")).startswith("^([01]\\d|2[0-3]):"):
-        return "time"
-    return None
+    return {"date-time": "datetime", "date": "date", "time": "time"}.get(declared or "")
 
 
 def date_value(fmt: str, param: str, now: str, args: dict[str, Any], rng: Any,
@@ -171,18 +173,15 @@ def _ids(cands: list[Any], entity: str | None, ctx: SamplingContext, args: dict[
     return cands
 
 
-def _made_up(param: str, desc: str, example: re.Match[str] | None, rng: Any) -> str:
-    """Free text for a parameter nothing sampled fits: the description's example, a reason, a
-    title or name, a message body, a word."""
+def _made_up(text: str | None, example: str | None, rng: Any) -> str:
+    """Free text for a parameter nothing sampled fits: its declared example, else stock text of its
+    declared kind (a reason, a title, a person's name, a message body), else a word."""
     if example and rng.random() < 0.5:
-        return example.group(1)
-    if "reason" in param:
-        return rng.choice(_REASONS)
-    if any(t in param for t in ("title", "subject", "name")):
-        return rng.choice(_NAMES) if "name" in param and "full" in desc.lower() else rng.choice(_TITLES)
-    if any(t in param for t in TEXTY):
-        return rng.choice(_BODIES)
-    return example.group(1) if example else rng.choice(_WORDS)
+        return example
+    stock = _MADE_UP.get(text or "")
+    if stock is not None:
+        return rng.choice(stock)
+    return example if example else rng.choice(_WORDS)
 
 
 def _query(ctx: SamplingContext, cands: list[Any], rng: Any) -> str:
@@ -221,7 +220,8 @@ def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args:
     entity = param_kind(spec, param)
     if kind in ("integer", "number"):
         if entity is not None:
-            nums = [v for v, _ in ctx.candidates(param, entity) if isinstance(v, (int, float))
+            nums = [v for v, _ in ctx.candidates(param_source(spec, param))
+                    if isinstance(v, (int, float))
                     and not isinstance(v, bool)]
             if nums:
                 return UserValue(rng.choice(nums[:30]), "id")
@@ -230,9 +230,8 @@ def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args:
     if fmt:
         return UserValue(one(date_value(fmt, param, ctx.now.get(spec.server, ""), args, rng,
                                         prefer.past)), "value")
-    cands = [v for v, _ in ctx.candidates(singular(param) if is_array and entity is None else param, entity)
-             if isinstance(v, str) and v]
-    example = _EXAMPLE.search(feat.description)
+    cands = [v for v, _ in ctx.candidates(param_source(spec, param)) if isinstance(v, str) and v]
+    example = feat.example
     if entity is not None or feat.sensitive:
         cands = _ids(cands, entity, ctx, args, prefer)
         if is_array and cands:
@@ -240,12 +239,12 @@ def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args:
             return UserValue(rng.sample(cands[:40], n), "id")
         if cands:
             return UserValue(one(rng.choice(cands[:40])), "id")
-        return UserValue(one(example.group(1)), "id") if example else None
-    if param in _QUERIES:
+        return UserValue(one(example), "id") if example else None
+    if feat.text == "query":
         return UserValue(one(_query(ctx, cands, rng)), "text")
-    if cands and not any(t in param for t in TEXTY):
+    if cands and not is_running_text(feat):
         return UserValue(one(rng.choice(cands[:40])), "value")
     written = tool_intents(spec.server, spec.name)
     if written is not None and written.text.get(param):
         return UserValue(one(rng.choice(written.text[param])), "text")
-    return UserValue(one(_made_up(param, feat.description, example, rng)), "text")
+    return UserValue(one(_made_up(feat.text, example, rng)), "text")

@@ -43,7 +43,7 @@ from prove.synth.plan_results import (
     strings,
     value_type,
 )
-from prove.synth.plan_values import TEXTY, Prefer, ToolParams, user_value
+from prove.synth.plan_values import Prefer, ToolParams, is_running_text, user_value
 from prove.synth.records import derived_rng
 from prove.synth.sampling import StateLinks, param_kind
 
@@ -519,7 +519,7 @@ class Planner:
         """Whether the user also gives an optional parameter no request template asks for: now and
         then a text of a write, rarely a filter of a read."""
         feat = self.params(spec)[param]
-        if spec.write and any(t in param for t in TEXTY):
+        if spec.write and is_running_text(feat):
             return self.rng.random() < 0.25
         if not spec.write and feat.enum:
             return self.rng.random() < 0.1

@@ -1,16 +1,17 @@
 """Live state sampling: probe a fresh episode with read tools for entities that really exist.
 
     sampler = LiveSampler(hub); ctx = sampler.context(["banking"], seed=7)
-    ctx.candidates("to_account_id", "account")  # [(value, probe call index), ...] from list_accounts etc.
+    ctx.candidates(param_source(spec, "to_account_id"))  # [(value, probe call index), ...]: '@account'
 
 For each server of a chain, a fresh episode of the seed is opened and its read tools are called:
 first every read without required parameters (list/search tools), then each read whose required
 ids can be filled from those results (a second hop: transactions of an account, cards of an
 account). Ids in the results are indexed by their declared entity kind (key ``@<kind>``, read off
 the tool's output schema, `prove.env.types`), every other scalar by the field it sits under, each
-with the probe call that produced it; the enum values of the tools' schemas are added. An id
-parameter is filled by kind only. The probe is a pure function of (server, seed), so it is memoised
-per sampler; the episode is closed afterwards.
+with the probe call that produced it; the enum values of the tools' schemas are added. A
+parameter is filled from what it declares (`param_source`): an id by its entity kind, a value by
+the listing field it names (``x-listed``, `prove.env.types.text`); never by its name. The probe is a
+pure function of (server, seed), so it is memoised per sampler; the episode is closed afterwards.
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ from prove.env.hub import Hub
 from prove.env.registry import Registry
 from prove.env.sampling import ValuePool
 from prove.env.tool import ToolSpec
-from prove.env.types import declared_entity, entity_values, state_schema
-from prove.graph.features import PAGING, singular
+from prove.env.types import declared_entity, declared_listed, entity_values, state_schema
+from prove.graph.features import PAGING
 from prove.synth.records import derived_rng
 
 __all__ = ["SamplingContext", "LiveSampler", "StateLinks", "walk_scalars", "schema_enum", "kind_key",
-           "param_kind"]
+           "param_kind", "param_source"]
 
 
 def kind_key(kind: str) -> str:
@@ -40,6 +41,16 @@ def param_kind(spec: ToolSpec, param: str) -> str | None:
     """The entity kind a parameter of `spec` declares, or None."""
     schema = spec.input_schema
     return declared_entity(schema.get("properties", {}).get(param, {}), schema.get("$defs"))
+
+
+def param_source(spec: ToolSpec, param: str) -> str | None:
+    """Where the sampled values for a parameter of `spec` are kept in `SamplingContext.values`:
+    its declared entity kind ('@account'), else the listing field it declares (``x-listed``:
+    'city'), else None (nothing sampled fills it)."""
+    kind = param_kind(spec, param)
+    if kind is not None:
+        return kind_key(kind)
+    return declared_listed(spec.input_schema.get("properties", {}).get(param, {}))
 
 
 def walk_scalars(node: Any, path: str = "", key: str | None = None) -> Iterator[tuple[str, Any, str]]:
@@ -106,20 +117,10 @@ class SamplingContext:
                 marks.add(repr(value))
                 bucket.append((value, call_index))
 
-    def candidates(self, param: str, kind: str | None = None) -> list[tuple[Any, int]]:
-        """Values for `param`: the ids of its declared entity `kind`; for a parameter that names no
-        entity, its own field, its singular, else the longest matching suffix."""
-        if kind is not None:
-            return self.values.get(kind_key(kind), [])
-        for name in (param, singular(param)):
-            if name in self.values:
-                return self.values[name]
-        parts = singular(param).split("_")
-        for i in range(1, len(parts)):
-            suffix = "_".join(parts[i:])
-            if suffix in self.values and suffix not in ("id", "name", "at", "by"):
-                return self.values[suffix]
-        return []
+    def candidates(self, source: str | None) -> list[tuple[Any, int]]:
+        """The sampled values kept under `source` (`param_source`: '@<kind>' or a listing field);
+        none for None."""
+        return self.values.get(source, []) if source is not None else []
 
     def merged(self, other: SamplingContext) -> SamplingContext:
         out = SamplingContext(list(self.calls), {k: list(v) for k, v in self.values.items()},
@@ -156,27 +157,9 @@ class SamplingContext:
                 "now": dict(sorted(self.now.items()))}
 
     def relevant_fields(self, specs: Sequence[ToolSpec]) -> list[str]:
-        """Fields whose values could fill a parameter of these tools."""
-        out = set()
-        for spec in specs:
-            for p in spec.params:
-                kind = param_kind(spec, p)
-                if kind is not None:
-                    if kind_key(kind) in self.values:
-                        out.add(kind_key(kind))
-                    continue
-                for name in (p, singular(p)):
-                    if name in self.values:
-                        out.add(name)
-                        break
-                else:
-                    parts = singular(p).split("_")
-                    for i in range(1, len(parts)):
-                        suffix = "_".join(parts[i:])
-                        if suffix in self.values and suffix not in ("id", "name", "at", "by"):
-                            out.add(suffix)
-                            break
-        return sorted(out)
+        """The sources (`param_source`) whose sampled values could fill a parameter of these tools."""
+        return sorted({src for spec in specs for p in spec.params
+                       if (src := param_source(spec, p)) is not None and src in self.values})
 
     def context_lines(self, specs: Sequence[ToolSpec], cap: int = 4) -> list[str]:
         """The values that could fill these tools' parameters as short prompt lines,
@@ -250,7 +233,7 @@ class LiveSampler:
                             args[p] = enum[0]
                             continue
                         kind = param_kind(t, p)
-                        cands = [v for v, _ in ctx.candidates(p, kind)
+                        cands = [v for v, _ in ctx.candidates(param_source(t, p))
                                  if isinstance(v, str) or (kind is not None and isinstance(v, int))]
                         if not cands:
                             break
@@ -267,7 +250,8 @@ class LiveSampler:
         the state snapshot by their declared kind; the pseudo-call `state_snapshot` records that
         source."""
         missing = sorted({kind for t in reads for p in t.required
-                          if (kind := param_kind(t, p)) is not None and not ctx.candidates(p, kind)})
+                          if (kind := param_kind(t, p)) is not None
+                          and not ctx.candidates(kind_key(kind))})
         if not missing:
             return
         pool = ValuePool.of(self.hub, episode, server)
