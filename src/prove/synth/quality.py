@@ -22,9 +22,10 @@ Measures (each computed identically on both sides):
   into a frame as in "Please What's ..." or "Go ahead and Open ...");
 - **acknowledgement openers**: share of follow-up user turns (the second on) opening with a canned
   acknowledgement ("Great.", "Thanks!", "Perfect, ...", ``ACKNOWLEDGEMENTS``);
-- **unshown references** (PROVE only; BFCL's questions come without replies): of the quoted values
-  ('...') a follow-up user turn names, the share that no earlier assistant reply showed: the user
-  refers to something they were never shown;
+- **unshown references** (PROVE only; BFCL's questions come without replies): of the follow-up
+  user turns' references to an item by a value an earlier tool result held (a quoted '...' or
+  "..." value no earlier user turn wrote; contractions are not quotes), the share that no earlier
+  assistant reply showed: the user refers to something only the model saw;
 - **entity coherence** (PROVE only; BFCL states hold no linked entity ids): share of multi-turn
   conversations (naming two or more ids) whose ids (the ground-truth arguments that declare an
   entity kind and exist in the seed's initial state) are linked in that state: connected when two
@@ -96,7 +97,9 @@ _ACK = re.compile(r"^\s*(?:" + "|".join(re.escape(a) for a in ACKNOWLEDGEMENTS) 
 IDENTITY = re.compile(r"\b(?:I'?m|I am)\s+(?:the|still|signed in|logged in|user|customer|employee|guest|member"
                       r"|profile|a customer|an employee)\b", re.I)
 """A user saying who they are ("I'm the user whose ...", "I'm still the same employee", "I'm signed in as")."""
-_QUOTED = re.compile(r"'([^'\n]{2,80})'|\"([^\"\n]{2,80})\"")
+_QUOTED = re.compile(r"(?<!\w)'([^'\n]{2,80}?)'(?!\w)|\"([^\"\n]{2,80})\"")
+"""A quoted value: in single quotes that no letter touches from outside ("I'm ... What's" is two
+contractions, not a quote), or in double quotes."""
 
 
 def opener(text: str) -> str:
@@ -137,24 +140,41 @@ def acknowledges(text: str) -> bool:
 
 
 def unshown_references(messages: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
-    """(quoted values the follow-up user turns name, how many of them no earlier assistant reply
-    showed). A value counts as shown when it appears, case-insensitively, in an assistant message's
-    text before that turn (tool results are the model's, not the user's, to read)."""
+    """(quoted values of follow-up user turns that refer to an item an earlier tool result held,
+    how many of them no earlier assistant reply showed): the user refers to something only the
+    model saw. A quoted value ('...' or "...", an apostrophe inside a word such as "I'm" opens no
+    quote) counts as a reference when it equals, case-insensitively, a string of an earlier tool
+    result and no earlier user turn wrote it (a message body, a search term, the title of a thing
+    the user made or stated is the user's own text); it is shown when an earlier assistant reply's
+    text holds it."""
     refs = unshown = 0
-    shown = ""
+    shown: list[str] = []
+    said: list[str] = []
+    results: set[str] = set()
     users = 0
     for m in messages:
         role, text = m.get("role"), str(m.get("content") or "")
         if role == "assistant":
-            shown += "\n" + text.lower()
+            shown.append(text.lower())
+        elif role == "tool":
+            results |= {v.lower() for v in _scalars(_json_or_text(text)) if isinstance(v, str)}
         elif role == "user":
             users += 1
             if users > 1:
                 for match in _QUOTED.finditer(text):
                     value = (match.group(1) or match.group(2)).lower()
-                    refs += 1
-                    unshown += value not in shown
+                    if value in results and not any(value in t for t in said):
+                        refs += 1
+                        unshown += not any(value in t for t in shown)
+            said.append(text.lower())
     return refs, unshown
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 class Linker(StateLinks):
@@ -210,7 +230,7 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     copied = [copied_run(t, runs) is not None for t in texts]
     coherent = linker.coherent(example) if linker is not None and example["kind"] == "multi_turn" else None
     refs, unshown = unshown_references(example["messages"])
-    summary = {"user_texts": texts, "copied": copied, "coherent": coherent, "quoted_refs": refs,
+    summary = {"user_texts": texts, "copied": copied, "coherent": coherent, "result_refs": refs,
                "unshown_refs": unshown}
     if example["kind"] == "multi_turn":  # one person per conversation: said who they are in 2+ turns
         summary["identity_restated"] = sum(bool(IDENTITY.search(t)) for t in texts) > 1
@@ -338,8 +358,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         texts.extend(s["user_texts"])
         followups.extend(s["user_texts"][1:])
         copied += sum(bool(c) for c in s["copied"])
-        if "quoted_refs" in s:
-            refs = (refs or 0) + int(s["quoted_refs"])
+        if "result_refs" in s:
+            refs = (refs or 0) + int(s["result_refs"])
             unshown += int(s["unshown_refs"])
         if s.get("coherent") is not None:
             judged += 1
@@ -356,8 +376,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "style_marks": style_marks(texts),
         "followup_turns": len(followups),
         "acknowledgement_opener_share": round(sum(map(acknowledges, followups)) / max(1, len(followups)), 4),
-        "quoted_references": refs,
-        "unshown_reference_share": round(unshown / refs, 4) if refs else None,
+        "result_references": refs,
+        "unshown_result_share": round(unshown / refs, 4) if refs else None,
         "entity_coherence": round(linked / judged, 4) if judged else None,
         "identity_restated_share": round(restated / conversations, 4) if conversations else None,
         "ground_truth_calls": calls or None,
@@ -444,8 +464,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             return f"{value:.1%} of {report['persona_judged']}"
         if key == "distractors_per_example" and value is not None:
             return f"{value:.2f}"
-        if key == "unshown_reference_share" and value is not None:
-            return f"{value:.1%} of {report['quoted_references']}"
+        if key == "unshown_result_share" and value is not None:
+            return f"{value:.1%} of {report['result_references']}"
         if key == "words_per_turn":
             return f"{value:.1f}"
         return "n/a" if value is None else (f"{value:.1%}" if isinstance(value, float) else str(value))
@@ -463,7 +483,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             ("turns giving a motive", "style_marks.motive"),
             ("turns with broken template text (\"?.\", \"Please What's\")", "style_marks.broken_text"),
             ("follow-up turns opened by a canned acknowledgement", "acknowledgement_opener_share"),
-            ("quoted values in follow-ups that no assistant reply showed", "unshown_reference_share"),
+            ("follow-up references to a tool result's value that no assistant reply showed",
+             "unshown_result_share"),
             ("multi-turn conversations whose ids are linked in the state", "entity_coherence"),
             ("multi-turn conversations whose user says who they are in 2+ turns", "identity_restated_share"),
             ("ground-truth reads whose result the conversation already showed", "redundant_read_share"),
