@@ -77,7 +77,7 @@ def test_style_marks_count_what_a_reader_trips_on() -> None:
              "Book it."]
     marks = style_marks(texts)
     assert marks == {"raw_id": 0.2, "field_phrase": 0.2, "back_reference": 0.2, "polite": 0.2, "broken_text": 0.0,
-                     "motive": 0.2}
+                     "template_slip": 0.0, "motive": 0.2}
     broken = ["Please What's holding up my task?.", "Go ahead and Open CNV-0003 and tell me who has it muted..",
               "Then What's the balance?", "Wait... what's the balance? Then check the other one."]
     assert [bool(style_marks([t])["broken_text"]) for t in broken] == [True, True, True, False]

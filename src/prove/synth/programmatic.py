@@ -212,8 +212,10 @@ class ProgrammaticTeacher:
                 template = p.template
                 if persona.typos and rng.random() < 0.3:
                     template = P.typo(template, rng)
+                written_tool = tool_intents(tool.server, tool.name)
                 parts.append(P.fill_request(template, kept, entities, rng, hidden, numbers,
-                                            introduced if spec.kind != "clarify" else None))
+                                            introduced if spec.kind != "clarify" else None,
+                                            flags=written_tool.flags if written_tool is not None else None))
             else:
                 written = False
                 phrase = rng.choice(P.tool_phrases(tool))
@@ -252,7 +254,7 @@ class ProgrammaticTeacher:
                 kept.append((param, got.kind, got.value, {"words": got.words} if got.words else {}))
             else:
                 entities = _entities(spec)
-                return P.fill_request(template, kept, entities, rng)
+                return P.fill_request(template, kept, entities, rng, flags=written.flags)
         mentions = []
         args = {}
         for param in spec.required:

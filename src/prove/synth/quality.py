@@ -19,7 +19,9 @@ Measures (each computed identically on both sides):
   an item named by a schema field ("whose <field> is '<value>'"), a back-reference ("from before",
   "from that list", "you just found"), a polite marker, a motive ("because", "so that", "for my"),
   broken template text (a doubled full stop as in "?." or "..", or a capitalised request spliced
-  into a frame as in "Please What's ..." or "Go ahead and Open ...");
+  into a frame as in "Please What's ..." or "Go ahead and Open ..."), a template slip (a value put
+  into a request without agreeing with it: "for 1 guests", a flag as "Unread only? yes", "a none
+  post", "the message on the ... email");
 - **acknowledgement openers**: share of follow-up user turns (the second on) opening with a canned
   acknowledgement ("Great.", "Thanks!", "Perfect, ...", ``ACKNOWLEDGEMENTS``);
 - **unshown references** (PROVE only; BFCL's questions come without replies): of the follow-up
@@ -85,6 +87,10 @@ STYLE_MARKS: dict[str, re.Pattern[str]] = {
                          re.I),
     "broken_text": re.compile(r"(?<!\.)[.?!]\.(?!\.)|\b(?:[Aa]nd|Please|[Tt]hen|that,|Next,|now) (?:What|What's|Open|Any|Show"
                               r"|How|Which|Who|Is|Are|Can|Could|Do|Find|List|Get|Tell|Check|Cancel|Book|Send)\b"),
+    "template_slip": re.compile(r"(?<![\d.,$])\b1 [a-z]{2,}[^s'u\W]s\b(?![\"'])|\w[?:] (?:yes|no)(?=[.!]|\s*$|\s+[A-Z])"
+                                r"|\b(?:an?|the) [Nn]one\b|(?<=[a-z,] )None\b"
+                                r"|\bthe (?:message|email|mail) (?:on|of|behind) the (?:[^.\"]{1,40}? )?(?:email|message|mail)\b"
+                                r"|\bthe (?:message|email|mail) (?:on|of|behind) the one\b"),
     "motive": re.compile(r"\b(?:because|so that|so i can|so we can|since i|since we|in order to|i need it for"
                          r"|for my|i'm planning|i am planning|i want to make sure)\b", re.I),
 }
@@ -482,6 +488,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             ("turns with a polite marker", "style_marks.polite"),
             ("turns giving a motive", "style_marks.motive"),
             ("turns with broken template text (\"?.\", \"Please What's\")", "style_marks.broken_text"),
+            ("turns with a template slip (\"1 guests\", \"Unread only? yes\", \"a none post\")",
+             "style_marks.template_slip"),
             ("follow-up turns opened by a canned acknowledgement", "acknowledgement_opener_share"),
             ("follow-up references to a tool result's value that no assistant reply showed",
              "unshown_result_share"),
