@@ -16,8 +16,27 @@ from prove.env.tool import ToolSpec
 from prove.graph.features import PAGING, Param, server_features
 from prove.synth.plan_results import Descriptor, Hit, descriptor, strings
 
-__all__ = ["Belonging", "Named", "Pick", "Resolver", "Resolvers", "listing_arguments",
-           "pick_named"]
+__all__ = ["Belonging", "CARRIED_KINDS", "Named", "Pick", "Resolver", "Resolvers", "carried",
+           "listing_arguments", "pick_named"]
+
+
+CARRIED_KINDS: frozenset[str] = frozenset({
+    # printed on a receipt, a confirmation email or a boarding pass: people quote these numbers
+    "order", "trade_order", "booking", "reservation", "rental", "ticket", "product_return",
+    "expense_report", "flight_number", "seat", "airport", "promo_code", "coupon",
+    # what developers say by number or hash
+    "pull_request", "issue", "commit", "pipeline_run", "revision_number",
+    # an email address is one's own to give
+    "customer_email", "guest_email", "user_email",
+})
+"""Entity kinds whose ids people carry (declared once, by the kinds' names in the servers'
+`entity_id` declarations): a user may give these as written; a thing of any other kind (an
+account, a page, a device, the user themself) is named, and a listing resolves it where one can."""
+
+
+def carried(kind: str | None) -> bool:
+    """Whether people carry ids of `kind` (``CARRIED_KINDS``)."""
+    return kind in CARRIED_KINDS
 
 
 @dataclass(frozen=True)

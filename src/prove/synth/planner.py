@@ -33,7 +33,14 @@ from prove.synth.intents import placeholders, tool_intents
 from prove.synth.machine import Conversation, Infeasible, State, TurnSpec
 from prove.synth.phrasing import SPEAKER
 from prove.synth.plan_errors import Lessons, learn
-from prove.synth.plan_lookup import Belonging, Pick, Resolvers, listing_arguments, pick_named
+from prove.synth.plan_lookup import (
+    Belonging,
+    Pick,
+    Resolvers,
+    carried,
+    listing_arguments,
+    pick_named,
+)
 from prove.synth.plan_results import (
     base_schema,
     fed_from,
@@ -50,7 +57,8 @@ from prove.synth.sampling import StateLinks, param_kind
 __all__ = ["LOOKUP_RATE", "Mention", "Planned", "Planner", "Resolvers", "ToolParams", "turn_calls",
            "user_value"]
 
-LOOKUP_RATE = 0.9  # how often an id the user supplies is named instead, where a listing resolves it
+LOOKUP_RATE = 1.0  # how often an id the user supplies is named instead, where a listing resolves it
+CARRIED_SHARE = 0.5  # of that, for an id people carry (an order number: `plan_lookup.CARRIED_KINDS`)
 
 
 @dataclass(frozen=True)
@@ -416,7 +424,8 @@ class Planner:
         if given is not None and param not in (redraw or ()) and rng.random() < 0.95 \
                 and repr(given.value) not in tried.get(param, ()):
             return Mention(param, given.kind, given.value, {**given.info, "repeat": True})
-        if rng.random() < self.lookup_rate and at.step != self.asked_step:
+        rate = self.lookup_rate * (CARRIED_SHARE if carried(param_kind(spec, param)) else 1.0)
+        if rng.random() < rate and at.step != self.asked_step:
             found = self._lookup(at, param, draft)
             if found is not None:
                 return found

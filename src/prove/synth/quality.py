@@ -22,6 +22,10 @@ Measures (each computed identically on both sides):
   into a frame as in "Please What's ..." or "Go ahead and Open ..."), a template slip (a value put
   into a request without agreeing with it: "for 1 guests", a flag as "Unread only? yes", "a none
   post", "the message on the ... email");
+- **raw ids by kind** (PROVE only): the share of user turns with a raw id of a kind people do not
+  carry (``plan_lookup.CARRIED_KINDS``: an order number, a booking reference, a ticket number are
+  carried; an account, a page, the user's own id are not), and the raw ids by entity kind (the
+  kind the ground-truth call declares for the id; "?" for an id no call passes);
 - **acknowledgement openers**: share of follow-up user turns (the second on) opening with a canned
   acknowledgement ("Great.", "Thanks!", "Perfect, ...", ``ACKNOWLEDGEMENTS``);
 - **unshown references** (PROVE only; BFCL's questions come without replies): of the follow-up
@@ -68,11 +72,12 @@ from prove.synth.evidence import (
     successful_tool_messages,
 )
 from prove.synth.intents import copied_run, word_runs
+from prove.synth.plan_lookup import carried
 from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
            "VARIETY_WORDS", "quality_markdown", "flat_report", "STYLE_MARKS", "style_marks", "ACKNOWLEDGEMENTS",
-           "acknowledges", "unshown_references", "unused_reads", "one_person", "acting_ids", "ACTING_PARAMS",
+           "acknowledges", "unshown_references", "unused_reads", "id_kinds", "one_person", "acting_ids", "ACTING_PARAMS",
            "quote_conversation", "quote_sample", "main"]
 
 VARIETY_WORDS = 10_000
@@ -242,6 +247,10 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
         summary["identity_restated"] = sum(bool(IDENTITY.search(t)) for t in texts) > 1
     if linker is not None:  # its registry says which calls are reads
         registry = linker.registry
+        kinds = id_kinds(example, registry)
+        found = [[kinds.get(m.group(0), "?") for m in STYLE_MARKS["raw_id"].finditer(t)] for t in texts]
+        summary["raw_id_kinds"] = [k for turn in found for k in turn]
+        summary["uncarried_raw_id_turns"] = sum(any(not carried(k) for k in turn) for turn in found)
         summary["gt_calls"] = sum(len(t.get("calls", ())) for t in example["turns"])
         summary["redundant_reads"] = len(redundant_reads(example, registry))
         summary["unused_reads"] = len(unused_reads(example, registry))
@@ -274,6 +283,23 @@ def acting_ids(example: Mapping[str, Any], registry: Any) -> dict[str, set[Any]]
                     param == "profile_id" and "viewer_profile_id" in spec.input_schema.get("properties", {})):
                 key = "profile" if param.endswith("profile_id") else param
                 out.setdefault(f"{spec.server}:{key}", set()).add(json.dumps(args[param], sort_keys=True))
+    return out
+
+
+def id_kinds(example: Mapping[str, Any], registry: Any) -> dict[str, str]:
+    """The entity kind of every id the ground truth's calls pass (value -> kind, as the tools'
+    parameters declare it)."""
+    out: dict[str, str] = {}
+    for _, _, call in ground_truth_calls(example):
+        spec = registry.tools.get(call.get("name"))
+        args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+        if spec is None:
+            continue
+        for param, value in args.items():
+            kind = param_kind(spec, param)
+            for v in value if isinstance(value, list) else [value]:
+                if kind and isinstance(v, str):
+                    out.setdefault(v, kind)
     return out
 
 
@@ -346,7 +372,12 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     calls = redundant = 0
     conversations = restated = 0
     unused = persons = same_person = offered_n = multi_server = distractors = with_distractors = 0
+    uncarried: int | None = None
+    raw_kinds: Counter[str] = Counter()
     for s in summaries:
+        if "uncarried_raw_id_turns" in s:
+            uncarried = (uncarried or 0) + int(s["uncarried_raw_id_turns"])
+            raw_kinds.update(s["raw_id_kinds"])
         unused += int(s.get("unused_reads", 0))
         if s.get("one_person") is not None:
             persons += 1
@@ -380,6 +411,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "lexical_variety": lexical_variety(texts),
         "words_per_turn": round(sum(len(_WORD.findall(t.lower())) for t in texts) / max(1, len(texts)), 2),
         "style_marks": style_marks(texts),
+        "uncarried_raw_id_share": round(uncarried / max(1, len(texts)), 4) if uncarried is not None else None,
+        "raw_id_kinds": [[k, n] for k, n in sorted(raw_kinds.items(), key=lambda kv: (-kv[1], kv[0]))],
         "followup_turns": len(followups),
         "acknowledgement_opener_share": round(sum(map(acknowledges, followups)) / max(1, len(followups)), 4),
         "result_references": refs,
@@ -483,6 +516,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             ("distinct 4-grams per 100 words (same sample)", "distinct_4_per_100"),
             ("words per user turn", "words_per_turn"),
             ("turns with a raw id like ACC-0001", "style_marks.raw_id"),
+            ("turns with a raw id of a kind people do not carry (not an order, booking, ticket ...)",
+             "uncarried_raw_id_share"),
             ("turns naming an item by a field (\"whose <field> is '...'\")", "style_marks.field_phrase"),
             ("turns with \"from before\" / \"from that list\" / \"you just found\"", "style_marks.back_reference"),
             ("turns with a polite marker", "style_marks.polite"),
@@ -504,6 +539,9 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
     lines = ["## Data quality (prove.synth.quality)", "",
              "| measure | this data | BFCL v4 multi-turn |", "|---|---|---|"]
     lines += [f"| {label} | {cell(ours, key)} | {cell(bfcl, key)} |" for label, key in rows]
+    if ours.get("raw_id_kinds"):
+        lines += ["", "Raw ids in user turns by entity kind (* people carry these): " + ", ".join(
+            f"{k}{'*' if carried(k) else ''} ({n})" for k, n in ours["raw_id_kinds"])]
     if ours.get("top_openers"):
         lines += ["", "Commonest openers here: " + ", ".join(f"'{o}' ({n})" for o, n in ours["top_openers"])]
     return lines + [""]
