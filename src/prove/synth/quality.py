@@ -77,7 +77,7 @@ from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
            "VARIETY_WORDS", "quality_markdown", "flat_report", "STYLE_MARKS", "style_marks", "ACKNOWLEDGEMENTS",
-           "acknowledges", "unshown_references", "unused_reads", "id_kinds", "one_person", "acting_ids", "ACTING_PARAMS",
+           "acknowledges", "unshown_references", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
            "quote_conversation", "quote_sample", "main"]
 
 VARIETY_WORDS = 10_000
@@ -308,6 +308,28 @@ def one_person(example: Mapping[str, Any], registry: Any) -> bool | None:
     None when no call acts as anyone."""
     ids = acting_ids(example, registry)
     return all(len(v) == 1 for v in ids.values()) if ids else None
+
+
+STATED = re.compile(r"\b(?:I'm|I am|this is|(?:signed|logged) in as|[Mm]y [a-z]+(?: [a-z]+)? (?:ID|id|number) is|from me,)"
+                    r"\s+(?:(?:the |a |an )?[a-z]+(?: [a-z]+)? )?([A-Z]{2,6}-\d{3,})\b", re.I)
+"""A user saying who they are by an id ("I'm USR-0022", "my user ID is USR-0022", "as CUS-0003")."""
+
+
+def two_people(example: Mapping[str, Any], registry: Any) -> str | None:
+    """Why one conversation's user is two people, or None: per server and acting parameter
+    (``acting_ids``), the calls act as two ids, or the user states an id of the same kind (its
+    prefix: "USR-") other than the one the calls act as ("my user ID is USR-0022" after acting as
+    USR-0003)."""
+    ids = {k: {json.loads(v) for v in vs} for k, vs in acting_ids(example, registry).items()}
+    said = [m.group(1) for msg in example.get("messages", ()) if msg.get("role") == "user"
+            for m in STATED.finditer(str(msg.get("content") or ""))]
+    for key, values in sorted(ids.items()):
+        prefixes = {v.split("-")[0] + "-" for v in values if isinstance(v, str) and "-" in v}
+        stated = {v for v in said if any(v.startswith(p) for p in prefixes)}
+        people = {json.dumps(v, sort_keys=True) for v in values | stated}
+        if len(people) > 1:
+            return f"{key}: {', '.join(sorted(people))[:200]}"
+    return None
 
 
 def unused_reads(example: Mapping[str, Any], registry: Any) -> list[dict[str, Any]]:
