@@ -90,3 +90,16 @@ def test_no_user_turn_of_the_small_run_has_a_template_slip(small_run: tuple[Any,
     examples = [json.loads(line) for line in (out / "examples.jsonl").read_text().splitlines()]
     turns = [m["content"] for e in examples for m in e["messages"] if m["role"] == "user"]
     assert turns and [t for t in turns if SLIP.search(t)] == []
+
+
+def test_a_reply_says_written_and_never_the_my() -> None:
+    registry = load_registry()
+    review = registry.tool("write_product_review")
+    for seed in range(12):
+        text = P.describe_result(review, {"review": {"title": "Excellent!", "rating": 4}}, random.Random(seed))
+        assert "wrote the" not in text.replace("I wrote the", "") and "is wrote" not in text and "'ve wrote" not in text, text
+    mine = registry.tool("list_my_vehicles")
+    for seed in range(6):
+        text = P.describe_result(mine, {"user_id": "USR-1", "vehicles": [{"nickname": "Sparky", "city": "Milan"}]},
+                                 random.Random(seed))
+        assert "the my " not in text, text

@@ -416,6 +416,8 @@ _PAST = {"create": "created", "add": "added", "update": "updated", "edit": "edit
          "stop": "stopped", "merge": "merged", "reply": "replied to", "forward": "forwarded",
          "mark": "marked", "write": "wrote", "rate": "rated", "run": "ran", "trigger": "triggered",
          "invite": "invited", "follow": "followed", "like": "liked", "rollback": "rolled back"}
+_PARTICIPLE = {"write": "written", "run": "run"}
+"""Where a verb's participle is not its past tense ("the review is written", not "is wrote")."""
 _DETAIL_KEYS = ("status", "state", "type", "kind", "category", "city", "role", "priority", "date",
                 "start", "when", "due", "time")
 _ID_VALUE = re.compile(r"^[A-Z]{2,6}-\d+$")
@@ -522,7 +524,7 @@ def describe_result(spec: ToolSpec, result: Any, rng: random.Random,
     result = _record(result)
     words = tokens(spec.name)
     verb = words[0] if words else ""
-    noun = " ".join(w for w in words[1:] if w not in _PREPOSITIONS) or "request"
+    noun = " ".join(w for w in words[1:] if w not in _PREPOSITIONS and w != "my") or "request"
     listed = _listed(result)
     if listed is not None and not (spec.write and not listed[1]):
         key, items = listed
@@ -547,8 +549,10 @@ def describe_result(spec: ToolSpec, result: Any, rng: random.Random,
             if past is None:
                 head = rng.choice((f"Done: {text}.", f"That's done — {text}."))
             else:
-                head = rng.choice((f"I've {past} the {noun}: {text}.", f"Done — I {past} the {noun}: {text}.",
-                                   f"The {noun} is {past}: {text}."))
+                done = _PARTICIPLE.get(verb, past)  # "I've written", "I wrote"
+                head = rng.choice((f"I've {done} the {noun}: {text}.", f"Done — I {past} the {noun}: {text}.",
+                                   f"The {noun} is {done}: {text}." if verb != "transfer" else
+                                   f"I've {done} the {noun}: {text}."))
         else:
             head = rng.choice((f"Here's the {noun}: {text}.", f"I've got it: {text}.",
                                f"This is what I see for the {noun}: {text}."))

@@ -54,7 +54,7 @@ from prove.synth.plan_values import TEXTY, Prefer, ToolParams, user_value
 from prove.synth.records import derived_rng
 from prove.synth.sampling import StateLinks, param_kind
 
-__all__ = ["LOOKUP_RATE", "Mention", "Planned", "Planner", "Resolvers", "ToolParams", "turn_calls",
+__all__ = ["LOOKUP_RATE", "Mention", "Planned", "Planner", "Resolvers", "ToolParams", "turn_calls", "speaking",
            "user_value"]
 
 LOOKUP_RATE = 1.0  # how often an id the user supplies is named instead, where a listing resolves it
@@ -144,7 +144,7 @@ def _param_schema(spec: ToolSpec, param: str) -> dict[str, Any]:
     return base_schema(spec.input_schema.get("properties", {}).get(param, {}))
 
 
-def _speaking(spec: ToolSpec) -> frozenset[str]:
+def speaking(spec: ToolSpec) -> frozenset[str]:
     """The parameters that are the user themself in the tool's requests ("I'm {customer_id}")."""
     written = tool_intents(spec.server, spec.name)
     return frozenset(m.group(2) for a in (written.ask if written else ()) for m in SPEAKER.finditer(a))
@@ -297,7 +297,7 @@ class Planner:
         """How the user gave who they are, when `param` is who is speaking ("I'm {customer_id}" in
         the tool's requests) and they said it before on this server (for any parameter of the kind)."""
         kind = param_kind(spec, param)
-        if kind is None or param not in _speaking(spec):
+        if kind is None or param not in speaking(spec):
             return None
         return self.speakers.get((spec.server, kind))
 
@@ -306,7 +306,7 @@ class Planner:
         spec = self.reg.tool(planned.tool)
         for m in planned.mentions:
             kind = param_kind(spec, m.param)
-            if kind is not None and m.kind in ("id", "named") and m.param in _speaking(spec):
+            if kind is not None and m.kind in ("id", "named") and m.param in speaking(spec):
                 self.speakers.setdefault((spec.server, kind), m)
             if m.kind in ("id", "value", "named") and _reusable(spec, m.param) \
                     and (spec.server, m.param) not in self.given:

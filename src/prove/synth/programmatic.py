@@ -37,9 +37,11 @@ from prove.synth.planner import (
     Planner,
     Resolvers,
     ToolParams,
+    speaking,
     turn_calls,
     user_value,
 )
+from prove.synth.quality import ACTING_PARAMS
 from prove.synth.records import derived_rng
 from prove.synth.sampling import StateLinks, param_kind
 
@@ -163,13 +165,17 @@ class ProgrammaticTeacher:
         convo.scratch["introduced"] = {}
 
     def _who(self, convo: Conversation) -> str | None:
-        """The user's name where the conversation acts on a person it names (the customer the
-        calls are for, looked up by name): the persona's own; None when no call names one."""
+        """The user's name where the conversation's calls act as a person it names (the customer
+        the calls are for, looked up by name; a parameter of ``quality.ACTING_PARAMS`` or one a
+        request says "I'm {...}" of, never an invitee or an assignee): the persona's own; None when
+        no call names one."""
         for plans in convo.scratch["plans"]:
             for p in plans:
                 spec = convo.env.registry.tool(p.tool)
                 for m in p.mentions:
                     kind = param_kind(spec, m.param)
+                    if m.param not in ACTING_PARAMS and m.param not in speaking(spec):
+                        continue  # a person the user acts on (an invitee) is not the user
                     if m.kind == "named" and kind and P._person(kind.replace("_", " ")) \
                             and m.info.get("descr_field") in ("name", "full_name", "display_name"):
                         return str(m.info["descr"])
