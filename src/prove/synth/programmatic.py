@@ -29,6 +29,7 @@ import re
 from typing import Any
 
 from prove.synth import phrasing as P
+from prove.synth.evidence import ACTING_PARAMS
 from prove.synth.intents import intents_of, placeholders, tool_intents
 from prove.synth.machine import Action, Conversation, TeacherError
 from prove.synth.planner import (
@@ -41,7 +42,6 @@ from prove.synth.planner import (
     turn_calls,
     user_value,
 )
-from prove.synth.quality import ACTING_PARAMS
 from prove.synth.records import derived_rng
 from prove.synth.sampling import StateLinks, param_kind
 

@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from prove.synth.evidence import (
+    ACTING_PARAMS,
     ground_truth_calls,
     number_key,
     numbers_in,
@@ -263,10 +264,6 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     return summary
 
 
-ACTING_PARAMS = frozenset({"user_id", "customer_id", "employee_id", "guest_id", "passenger_id", "investor_id",
-                           "profile_id", "viewer_profile_id", "requester_profile_id", "sender_id", "agent_id",
-                           "rep_id", "requested_by_rep_id"})
-"""Parameters that say whom a call acts as (the user of the app), not whom it acts on."""
 
 
 def acting_ids(example: Mapping[str, Any], registry: Any) -> dict[str, set[Any]]:
