@@ -71,3 +71,23 @@ def test_the_card_counts_raw_ids_by_kind_and_those_people_do_not_carry() -> None
     report = quality_report([summary])
     assert report["uncarried_raw_id_share"] == 0.5  # the second turn: a product and an unknown id
     assert any("order* (1)" in line for line in quality_markdown(report, None))
+
+
+def test_an_error_that_lists_valid_ids_still_lets_the_user_name_one() -> None:
+    """A mailbox named at first may be one the user cannot read; the error lists the valid ids and
+    the user names one of those (looked up) rather than writing its id."""
+    registry = load_registry().subset(["email"])
+    hub = Hub(registry)
+    env = SynthEnv(hub, ToolGraph.build(registry), LiveSampler(hub), max_retries=2)
+    tools = ("list_emails",)
+    for index in range(4):
+        chain = Chain(tools, ("email",), env.graph.chain_edges(tools, ("email",)))
+        script = Script(f"pinned-{index:06d}", "multi_turn", index, 1 + index % 3, chain,
+                        [TurnSpec("act", (0,))], [], offered_tools(["email"], registry, [], random.Random(0)))
+        out = asyncio.run(run_conversation(script, ProgrammaticTeacher(lookup_rate=1.0), env))
+        assert out.example is not None, out.reason
+        calls = out.example["turns"][0]["calls"]
+        user = next(m["content"] for m in out.example["messages"] if m["role"] == "user")
+        names = [c["name"] for c in calls]
+        assert names[0] == "list_mailboxes" and names[-1] == "list_emails", (user, calls)
+        assert calls[-1]["arguments"]["mailbox_id"] not in user

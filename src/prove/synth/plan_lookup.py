@@ -125,6 +125,7 @@ class Pick:
     args: dict[str, Any]
     belongs: Belonging | None
     bad: set[str]
+    allowed: frozenset[str] | None = None  # an error listed the valid ids (as repr): one of them
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,7 @@ def pick_named(hits: list[Hit], pick: Pick, rng: Any) -> Named | None:
     already an argument and belonging to the conversation's world; drawn among the first eight."""
     wanted = str if pick.json_type == "string" else int
     hits = [h for h in hits if h.item is not None and isinstance(h.value, wanted)
-            and repr(h.value) not in pick.bad]
+            and repr(h.value) not in pick.bad and (pick.allowed is None or repr(h.value) in pick.allowed)]
     hits = [h for h in hits if h.value not in pick.args.values()] or hits
     if pick.belongs is not None:
         hits = [h for h in hits if pick.belongs(pick.kind, h.value, h.item)] or hits

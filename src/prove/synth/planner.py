@@ -414,7 +414,12 @@ class Planner:
         a thing they name (looked up), else a fresh draw (None: nothing fits)."""
         spec, lessons, rng = at.spec, at.lessons, self.rng
         tried = lessons.tried
-        if param in lessons.pinned:
+        rate = self.lookup_rate * (CARRIED_SHARE if carried(param_kind(spec, param)) else 1.0)
+        if param in lessons.pinned:  # an error listed the valid ids: the user names one of them
+            if rng.random() < rate and at.step != self.asked_step:
+                found = self._lookup(at, param, draft, frozenset(map(repr, lessons.pinned[param])))
+                if found is not None:
+                    return found
             return Mention(param, "id", rng.choice(lessons.pinned[param]), {})
         given = self.given.get((spec.server, param))
         speaker = self._speaker(spec, param)
@@ -424,7 +429,6 @@ class Planner:
         if given is not None and param not in (redraw or ()) and rng.random() < 0.95 \
                 and repr(given.value) not in tried.get(param, ()):
             return Mention(param, given.kind, given.value, {**given.info, "repeat": True})
-        rate = self.lookup_rate * (CARRIED_SHARE if carried(param_kind(spec, param)) else 1.0)
         if rng.random() < rate and at.step != self.asked_step:
             found = self._lookup(at, param, draft)
             if found is not None:
@@ -468,14 +472,16 @@ class Planner:
                                                      used, self.c.ctx.attrs)
         return found
 
-    def _lookup(self, at: Attempt, param: str, draft: Draft) -> Mention | None:
+    def _lookup(self, at: Attempt, param: str, draft: Draft, allowed: frozenset[str] | None = None
+                ) -> Mention | None:
         """The user names the thing instead of giving its id: a listing of its kind, scoped by the
         ids the conversation already uses (the customer's accounts), is called on the fork and one
         listed object, told apart from the others by a field ("the account named 'Everyday'"),
         gives the id. A listing the conversation already called with the same arguments (earlier,
         or for another parameter of this call) is read again instead of called twice; a new call
-        goes into `draft.lookups`. None when no listing of the kind can be called with what the
-        conversation knows, or none tells its objects apart."""
+        goes into `draft.lookups`. `allowed` (repr of ids an error listed as valid) limits the pick.
+        None when no listing of the kind can be called with what the conversation knows, or none
+        tells its objects apart."""
         spec = at.spec
         kind = param_kind(spec, param)
         schema = _param_schema(spec, param)
@@ -486,7 +492,7 @@ class Planner:
                 for q in [*(q for p in self.by_step.values() for q in p.lookups.values()),
                           *draft.lookups.values()]}
         pick = Pick(kind, schema["type"], draft.args, self._belongs(spec, draft.args),
-                    at.lessons.tried.get(param, set()))
+                    at.lessons.tried.get(param, set()), allowed)
         for resolver in self.resolvers(self.reg.server(spec.server), kind):
             listing = self.reg.tool(resolver.tool)
             for rargs in listing_arguments(listing, self.params(listing), known):
