@@ -180,11 +180,6 @@ class Planner:
         # (server, entity kind) -> how the user said who they are ("I'm {customer_id}")
         self.speakers: dict[tuple[str, str], Mention] = {}
         self._worlds: dict[tuple[str, tuple[tuple[str, str], ...]], Belonging] = {}
-        turns = convo.script.turns
-        # the call a clarification is about: its ids are written (one of them is withheld and
-        # asked for), not named, or nothing would be left to withhold
-        self.asked_step = next((turns[k + 1].steps[0] for k, t in enumerate(turns[:-1])
-                                if t.kind == "clarify" and turns[k + 1].steps), None)
 
     # -- the script ------------------------------------------------------------------------
     def run(self) -> None:
@@ -238,13 +233,15 @@ class Planner:
         return [[by_step[s] for s in t.steps] if t.kind == "act" else [] for t in script.turns]
 
     def _withhold(self, plans: list[Planned], k: int) -> dict[str, Any]:
-        """The value the clarification turn leaves out: a required one the user writes, ids first
-        (sensitive ones before others), then numbers, values, enums and text."""
+        """The value the clarification turn leaves out: a required one the user gives, ids first
+        (sensitive ones before others; a thing the user names, looked up, ranks with an id: the
+        user answers the question with its name and the answering turn's calls hold the lookup),
+        then numbers, values, enums and text."""
         if not plans:
             raise Infeasible("clarification turn without calls")
         first = plans[0]
         spec = self.reg.tool(first.tool)
-        order = {"id": 0, "number": 1, "value": 2, "enum": 3, "text": 4}
+        order = {"id": 0, "named": 0, "number": 1, "value": 2, "enum": 3, "text": 4}
         cands = [(order[m.kind] - (m.param in spec.sensitive), n, m)
                  for n, m in enumerate(first.mentions)
                  if m.kind in order and m.param in spec.required]
@@ -258,6 +255,8 @@ class Planner:
         for pert in self.c.script.perturbations:
             if pert.get("type") == "withheld_information":
                 pert.update(out)
+        if m.kind == "named":  # how the user answers: by the name the lookup resolves
+            out["named"] = {q: v for q, v in m.info.items() if q != "repeat"}
         return out
 
     # -- one step --------------------------------------------------------------------------
@@ -416,7 +415,7 @@ class Planner:
         tried = lessons.tried
         rate = self.lookup_rate * (CARRIED_SHARE if carried(param_kind(spec, param)) else 1.0)
         if param in lessons.pinned:  # an error listed the valid ids: the user names one of them
-            if rng.random() < rate and at.step != self.asked_step:
+            if rng.random() < rate:
                 found = self._lookup(at, param, draft, frozenset(map(repr, lessons.pinned[param])))
                 if found is not None:
                     return found
@@ -429,7 +428,7 @@ class Planner:
         if given is not None and param not in (redraw or ()) and rng.random() < 0.95 \
                 and repr(given.value) not in tried.get(param, ()):
             return Mention(param, given.kind, given.value, {**given.info, "repeat": True})
-        if rng.random() < rate and at.step != self.asked_step:
+        if rng.random() < rate:
             found = self._lookup(at, param, draft)
             if found is not None:
                 return found

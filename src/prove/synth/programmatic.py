@@ -169,6 +169,7 @@ class ProgrammaticTeacher:
         the calls are for, looked up by name; a parameter of ``quality.ACTING_PARAMS`` or one a
         request says "I'm {...}" of, never an invitee or an assignee): the persona's own; None when
         no call names one."""
+        withheld = convo.scratch.get("withheld") or {}
         for plans in convo.scratch["plans"]:
             for p in plans:
                 spec = convo.env.registry.tool(p.tool)
@@ -176,6 +177,8 @@ class ProgrammaticTeacher:
                     kind = param_kind(spec, m.param)
                     if m.param not in ACTING_PARAMS and m.param not in speaking(spec):
                         continue  # a person the user acts on (an invitee) is not the user
+                    if (p.tool, m.param) == (withheld.get("tool"), withheld.get("param")):
+                        continue  # who they are is what the assistant asks: not said before
                     if m.kind == "named" and kind and P._person(kind.replace("_", " ")) \
                             and m.info.get("descr_field") in ("name", "full_name", "display_name"):
                         return str(m.info["descr"])
@@ -189,7 +192,8 @@ class ProgrammaticTeacher:
             return self._off_topic(convo, k)
         withheld = convo.scratch.get("withheld")
         if spec.supplies and withheld:
-            return P.supply_text(withheld["param"], withheld["value"], rng, withheld.get("words"))
+            return P.supply_text(withheld["param"], withheld["value"], rng, withheld.get("words"),
+                                 withheld.get("named"))
         plans = convo.scratch["plans"][k + 1 if spec.kind == "clarify" else k]
         follow_up = any(t.kind == "act" for t in convo.script.turns[:k])
         persona: P.Persona = convo.scratch["persona"]

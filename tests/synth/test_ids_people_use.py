@@ -1,0 +1,52 @@
+"""Raw ids people would not write (issue 28): a user answers a clarifying question with the
+thing's name and the answering turn's calls hold the lookup that resolves it; an off-topic request
+names things rather than writing their ids.
+
+    .venv/bin/python -m pytest tests/synth/test_ids_people_use.py -q
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+from prove.env.hub import Hub
+from prove.env.registry import load_registry
+from prove.graph.chains import Chain, ToolGraph
+from prove.synth.machine import Script, SynthEnv, TurnSpec, run_conversation
+from prove.synth.perturb import offered_tools
+from prove.synth.programmatic import ProgrammaticTeacher
+from prove.synth.quality import STYLE_MARKS
+from prove.synth.sampling import LiveSampler
+from prove.synth.validate import check_example
+
+RAW_ID = STYLE_MARKS["raw_id"]
+
+
+def _env(servers: list[str]) -> SynthEnv:
+    registry = load_registry().subset(servers)
+    hub = Hub(registry)
+    return SynthEnv(hub, ToolGraph.build(registry), LiveSampler(hub), max_retries=2)
+
+
+def test_a_clarifying_question_is_answered_by_name_and_the_answering_turn_looks_it_up() -> None:
+    """"Which home should I check?" -> "Zielinski Loft, please.": the home's id is in no user turn;
+    the answering turn calls the listing that resolves the name, then the asked-about call, and the
+    example passes every check (replay, provenance) as it is."""
+    env = _env(["smarthome"])
+    tools = ("get_home_status",)
+    for index in range(4):
+        chain = Chain(tools, ("smarthome",), env.graph.chain_edges(tools, ("smarthome",)))
+        script = Script(f"answer-{index:06d}", "clarification", index, 1 + index % 3, chain,
+                        [TurnSpec("clarify", (0,)), TurnSpec("act", (0,), supplies=True)],
+                        [{"type": "withheld_information", "turn": 0, "supplied_in_turn": 1}],
+                        offered_tools(["smarthome"], env.registry, [], random.Random(0)))
+        out = asyncio.run(run_conversation(script, ProgrammaticTeacher(lookup_rate=1.0), env))
+        assert out.example is not None, out.reason
+        ex = out.example
+        users = [m["content"] for m in ex["messages"] if m["role"] == "user"]
+        home = ex["turns"][1]["calls"][-1]["arguments"]["home_id"]
+        assert [c["name"] for c in ex["turns"][1]["calls"]] == ["list_homes", "get_home_status"], ex["turns"]
+        assert not any(RAW_ID.search(u) for u in users), users
+        assert home not in users[1]
+        assert check_example(ex, env.hub) == (None, ""), users
