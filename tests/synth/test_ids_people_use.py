@@ -50,3 +50,27 @@ def test_a_clarifying_question_is_answered_by_name_and_the_answering_turn_looks_
         assert not any(RAW_ID.search(u) for u in users), users
         assert home not in users[1]
         assert check_example(ex, env.hub) == (None, ""), users
+
+
+def test_an_off_topic_request_names_the_project_it_is_about() -> None:
+    """A to-do for a project on a server the example does not offer: the user says the project's
+    name ("New to-do in my SEO Refresh project"), the one the sampler drew, not PRJ-0007; a project
+    no listing shows apart would keep its id."""
+    env = _env(["banking", "tasks"])
+    tools = ("list_accounts",)
+    env.hub.open("projects", 1)
+    listed = env.hub.call("list_task_projects", {}, episode_id="projects")["result"]["projects"]
+    projects = {p["project_id"]: p["name"] for p in listed}
+    named = 0
+    for index in range(6):
+        chain = Chain(tools, ("banking",), env.graph.chain_edges(tools, ("banking",)))
+        topic = {"source": "tool", "tool": "create_task", "server": "tasks"}
+        script = Script(f"topic-{index:06d}", "abstention", index, 1, chain,
+                        [TurnSpec("abstain", (), off_topic=topic)], [{"type": "irrelevant_query", **topic}],
+                        offered_tools(["banking"], env.registry, [], random.Random(0)))
+        out = asyncio.run(run_conversation(script, ProgrammaticTeacher(lookup_rate=1.0), env))
+        assert out.example is not None, out.reason
+        user = next(m["content"] for m in out.example["messages"] if m["role"] == "user")
+        assert not any(p in user for p in projects), user
+        named += any(name in user for name in projects.values())
+    assert named >= 3

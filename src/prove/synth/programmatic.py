@@ -28,10 +28,12 @@ import json
 import re
 from typing import Any
 
+from prove.env.tool import ToolSpec
 from prove.synth import phrasing as P
 from prove.synth.evidence import ACTING_PARAMS
 from prove.synth.intents import intents_of, placeholders, tool_intents
 from prove.synth.machine import Action, Conversation, TeacherError
+from prove.synth.plan_lookup import carried, name_unserved
 from prove.synth.planner import (
     LOOKUP_RATE,
     Planned,
@@ -255,16 +257,27 @@ class ProgrammaticTeacher:
         written = tool_intents(spec.server, spec.name)
         if written is not None:
             template = rng.choice(written.ask)
-            kept, args = [], {}
-            for param in placeholders(template):
-                got = user_value(spec, param, ctx, rng, args, params=self.params)
-                if got is None:
-                    break
-                args[param] = got.value
-                kept.append((param, got.kind, got.value, {"words": got.words} if got.words else {}))
-            else:
-                entities = _entities(spec)
-                return P.fill_request(template, kept, entities, rng, flags=written.flags)
+            args: dict[str, Any] = {}
+            episode = f"{convo.script.example_id}/off-topic"
+            spoken = frozenset(m.group(2) for m in P.SPEAKER.finditer(template))
+            convo.env.hub.close(episode)
+            convo.env.hub.open(episode, convo.script.seed)
+            try:
+                drawn = []
+                for param in placeholders(template):
+                    got = user_value(spec, param, ctx, rng, args, params=self.params)
+                    if got is None:
+                        break
+                    args[param] = got.value
+                    drawn.append((param, got))
+                else:  # every id drawn first: each scopes the listings that name the others
+                    kept = [self._unserved(convo, spec, param, got, args, episode, rng, spoken)
+                            for param, got in drawn]
+                    entities = _entities(spec)
+                    return P.fill_request(template, [m for m in kept if m is not None], entities, rng,
+                                          flags=written.flags)
+            finally:
+                convo.env.hub.close(episode)
         mentions = []
         args = {}
         for param in spec.required:
@@ -274,6 +287,28 @@ class ProgrammaticTeacher:
                 mentions.append(P.mention(param, got.value, got.kind, rng, words=got.words))
         text = P.step_text(rng.choice(P.tool_phrases(spec)), mentions, rng)
         return P.render_turn([text], rng, follow_up=k > 0)
+
+    def _unserved(self, convo: Conversation, spec: ToolSpec, param: str, got: Any,
+                  args: dict[str, Any], episode: str, rng: Any, spoken: frozenset[str]
+                  ) -> tuple[str, str, Any, dict[str, Any]] | None:
+        """One value of an off-topic request in the user's words: an id of a kind people do not
+        carry is named by what a listing of its kind shows of it ("the Front Door lock"; the
+        request's other ids scope the listing), and the user's own id where the request says who
+        they are (`spoken`: "It's {user_id} here") is left unsaid (None: that clause is dropped);
+        any other value as drawn."""
+        kind = param_kind(spec, param)
+        if got.kind != "id" or kind is None or carried(kind):
+            return (param, got.kind, got.value, {"words": got.words} if got.words else {})
+        known = {k: v for q, v in args.items() if q != param and (k := param_kind(spec, q))}
+        json_type = spec.input_schema.get("properties", {}).get(param, {}).get("type", "string")
+        named = name_unserved(convo.env.hub, convo.env.registry.server(spec.server), self.resolvers,
+                              self.params, kind, json_type, known, episode, rng, got.value)
+        if named is not None:
+            return (param, "named", named.value,
+                    {"descr_field": named.descriptor.field, "descr": named.descriptor.text})
+        if param in spoken:
+            return None
+        return (param, got.kind, got.value, {})
 
     # -- assistant side --------------------------------------------------------------------
     async def assistant(self, convo: Conversation, k: int) -> Action:
