@@ -41,7 +41,7 @@ def test_a_clarifying_question_is_answered_by_name_and_the_answering_turn_looks_
                         [TurnSpec("clarify", (0,)), TurnSpec("act", (0,), supplies=True)],
                         [{"type": "withheld_information", "turn": 0, "supplied_in_turn": 1}],
                         offered_tools(["smarthome"], env.registry, [], random.Random(0)))
-        out = asyncio.run(run_conversation(script, ProgrammaticTeacher(lookup_rate=1.0), env))
+        out = asyncio.run(run_conversation(script, ProgrammaticTeacher(slip_rate=0.0, lookup_rate=1.0), env))
         assert out.example is not None, out.reason
         ex = out.example
         users = [m["content"] for m in ex["messages"] if m["role"] == "user"]
@@ -74,3 +74,24 @@ def test_an_off_topic_request_names_the_project_it_is_about() -> None:
         assert not any(p in user for p in projects), user
         named += any(name in user for name in projects.values())
     assert named >= 3
+
+
+def test_a_transaction_is_named_within_the_account_the_user_names_too() -> None:
+    """A bank lists transactions per account, and the conversation has no account yet: the user
+    names both ("the salary one ... on my account opened on July 10"), the accounts listing then
+    the account's transactions resolve them, in that order; replay and provenance pass as they are."""
+    env = _env(["banking"])
+    tools = ("get_transaction",)
+    for index in range(4):
+        chain = Chain(tools, ("banking",), env.graph.chain_edges(tools, ("banking",)))
+        script = Script(f"hop-{index:06d}", "multi_turn", index, 1 + index % 3, chain,
+                        [TurnSpec("act", (0,))], [], offered_tools(["banking"], env.registry, [], random.Random(0)))
+        out = asyncio.run(run_conversation(script, ProgrammaticTeacher(slip_rate=0.0, lookup_rate=1.0), env))
+        assert out.example is not None, out.reason
+        calls = out.example["turns"][0]["calls"]
+        user = next(m["content"] for m in out.example["messages"] if m["role"] == "user")
+        # get_transaction follows unless the listing already showed the transaction (minimal ground truth)
+        assert [c["name"] for c in calls][:2] == ["list_accounts", "list_bank_transactions"], calls
+        assert {c["name"] for c in calls} <= {"list_accounts", "list_bank_transactions", "get_transaction"}
+        assert calls[1]["arguments"]["account_id"] not in user and not RAW_ID.search(user), user
+        assert check_example(out.example, env.hub) == (None, ""), user

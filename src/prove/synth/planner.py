@@ -354,8 +354,10 @@ class Planner:
             if prev is not None and param in old and (redraw is None and old[param].kind.startswith(
                     "result") or redraw is not None and param not in redraw):
                 draft.add(old[param])
-                if param in prev.lookups:
-                    draft.lookups[param] = prev.lookups[param]
+                for key, q in prev.lookups.items():  # its lookup, and the one that scoped it
+                    if key == param or key.startswith(param + "/"):
+                        draft.lookups[key] = q
+                draft.mentions.extend(m for m in prev.mentions if m.info.get("scopes") == param)
                 continue
             if prev is not None and param not in old and param not in forced and (
                     redraw is None or param not in redraw) and not required:
@@ -471,16 +473,17 @@ class Planner:
                                                      used, self.c.ctx.attrs)
         return found
 
-    def _lookup(self, at: Attempt, param: str, draft: Draft, allowed: frozenset[str] | None = None
-                ) -> Mention | None:
+    def _lookup(self, at: Attempt, param: str, draft: Draft, allowed: frozenset[str] | None = None,
+                hop: bool = True) -> Mention | None:
         """The user names the thing instead of giving its id: a listing of its kind, scoped by the
         ids the conversation already uses (the customer's accounts), is called on the fork and one
         listed object, told apart from the others by a field ("the account named 'Everyday'"),
         gives the id. A listing the conversation already called with the same arguments (earlier,
         or for another parameter of this call) is read again instead of called twice; a new call
         goes into `draft.lookups`. `allowed` (repr of ids an error listed as valid) limits the pick.
-        None when no listing of the kind can be called with what the conversation knows, or none
-        tells its objects apart."""
+        A listing that needs an id the conversation does not have yet (a bank's transactions are
+        listed per account) is reached in one hop (`hop`, `_hop`). None when no listing of the
+        kind can be called with what the conversation knows, or none tells its objects apart."""
         spec = at.spec
         kind = param_kind(spec, param)
         schema = _param_schema(spec, param)
@@ -494,7 +497,10 @@ class Planner:
                     at.lessons.tried.get(param, set()), allowed)
         for resolver in self.resolvers(self.reg.server(spec.server), kind):
             listing = self.reg.tool(resolver.tool)
-            for rargs in listing_arguments(listing, self.params(listing), known):
+            scoping = listing_arguments(listing, self.params(listing), known)
+            if not scoping and hop:
+                scoping = self._hop(at, param, listing, draft)
+            for rargs in scoping:
                 earlier = made.get((resolver.tool, canonical_json(rargs)))
                 if earlier is not None:
                     result = earlier.result
@@ -515,7 +521,34 @@ class Planner:
                 return Mention(param, "named", named.value,
                                {"descr_field": named.descriptor.field,
                                 "descr": named.descriptor.text, "lookup": resolver.tool})
+        for key in [k for k in draft.lookups if k.startswith(param + "/")]:  # a hop that led nowhere
+            del draft.lookups[key]
+        draft.mentions[:] = [m for m in draft.mentions if m.info.get("scopes") != param]
         return None
+
+    def _hop(self, at: Attempt, param: str, listing: ToolSpec, draft: Draft) -> list[dict[str, Any]]:
+        """The arguments of a listing that needs one id the conversation does not have (the
+        account a transaction is listed under), once the user names that thing too: it is looked
+        up as the listing's own parameter (its lookup goes first in `draft.lookups`, under
+        'param/scoping param'), and the user's words for it are a mention of that parameter that
+        `scopes` `param` ("the Blue Bottle transaction ... on my Everyday account"). Only where the
+        call itself has no such parameter; [] when it cannot be named."""
+        feats = self.params(listing)
+        known = dict(self._used(at.spec, draft.args))
+        missing = [q for q in listing.required if q not in PAGING and feats[q].entity not in known]
+        if len(missing) != 1 or missing[0] in at.spec.params or feats[missing[0]].entity is None:
+            return []
+        q = missing[0]
+        inner = Draft(lookups=dict(draft.lookups))
+        got = self._lookup(Attempt(listing, at.step, at.intent, {}), q, inner, hop=False)
+        if got is None:
+            return []
+        scoping = listing_arguments(listing, feats, {**known, feats[q].entity: got.value})
+        if scoping:
+            if q in inner.lookups and q not in draft.lookups:
+                draft.lookups[f"{param}/{q}"] = inner.lookups[q]
+            draft.mentions.append(replace(got, info={**got.info, "scopes": param, "scope_tool": listing.name}))
+        return scoping
 
     # -- the user's request ----------------------------------------------------------------
     def _template(self, spec: ToolSpec, feeds: dict[str, Edge]) -> str | None:

@@ -174,8 +174,8 @@ class ProgrammaticTeacher:
         withheld = convo.scratch.get("withheld") or {}
         for plans in convo.scratch["plans"]:
             for p in plans:
-                spec = convo.env.registry.tool(p.tool)
-                for m in p.mentions:
+                for m in p.mentions:  # a mention that scopes a lookup is of that listing's parameter
+                    spec = convo.env.registry.tool(m.info.get("scope_tool") or p.tool)
                     kind = param_kind(spec, m.param)
                     if m.param not in ACTING_PARAMS and m.param not in speaking(spec):
                         continue  # a person the user acts on (an invitee) is not the user
@@ -202,7 +202,7 @@ class ProgrammaticTeacher:
         introduced: dict[str, Any] = convo.scratch["introduced"]
         said: set[str] = convo.scratch.setdefault("said", set())
         now: set[str] = set()
-        parts, written = [], True
+        parts, written, selves = [], True, []
         for n, p in enumerate(plans):
             tool = convo.env.registry.tool(p.tool)
             hidden = withheld["param"] if spec.kind == "clarify" and withheld and n == 0 else None
@@ -215,6 +215,12 @@ class ProgrammaticTeacher:
                 if m.info.get("repeat") and (key in now or key in said and rng.random() < 0.85):
                     continue
                 now.add(key)
+                if m.info.get("scopes") and m.param in ACTING_PARAMS \
+                        and P._described_as(m.info["descr_field"]) == "named":
+                    selves.append(f"I'm {m.info['descr']}.")  # whose listing it is: the user
+                    if spec.kind != "clarify":
+                        introduced.setdefault(m.param, m.value)
+                    continue
                 kept.append((m.param, m.kind, m.value,
                              {k: v for k, v in m.info.items() if k != "repeat"}))
             if p.template is not None:
@@ -238,6 +244,8 @@ class ProgrammaticTeacher:
             text = P.join_requests(parts, rng, follow_up, _links(convo, plans))
         else:
             text = P.render_turn(parts, rng, follow_up)
+        if selves:
+            text = text.rstrip() + " " + " ".join(dict.fromkeys(selves))
         motive = None
         if spec.kind == "act" and not convo.scratch.get("motive_given") and plans \
                 and P.wants_motive(persona, rng, first=k == 0):
