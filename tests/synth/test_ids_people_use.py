@@ -95,3 +95,23 @@ def test_a_transaction_is_named_within_the_account_the_user_names_too() -> None:
         assert {c["name"] for c in calls} <= {"list_accounts", "list_bank_transactions", "get_transaction"}
         assert calls[1]["arguments"]["account_id"] not in user and not RAW_ID.search(user), user
         assert check_example(out.example, env.hub) == (None, ""), user
+
+
+def test_whose_conversations_they_are_is_the_user_saying_who_they_are() -> None:
+    """A chat conversation is listed per user: the one hop names the user themself, said as "I'm
+    Rosa Okafor." (never "Go with Rosa Okafor"), and that name is the persona's."""
+    env = _env(["messaging"])
+    tools = ("get_chat_conversation",)
+    for index in range(4):
+        chain = Chain(tools, ("messaging",), env.graph.chain_edges(tools, ("messaging",)))
+        script = Script(f"me-{index:06d}", "multi_turn", index, 1 + index % 3, chain,
+                        [TurnSpec("act", (0,))], [], offered_tools(["messaging"], env.registry, [], random.Random(0)))
+        out = asyncio.run(run_conversation(script, ProgrammaticTeacher(slip_rate=0.0, lookup_rate=1.0), env))
+        assert out.example is not None, out.reason
+        calls = out.example["turns"][0]["calls"]
+        user = next(m["content"] for m in out.example["messages"] if m["role"] == "user")
+        assert [c["name"] for c in calls] == ["search_chat_users", "list_chat_conversations",
+                                              "get_chat_conversation"], calls
+        name = out.example["persona"]["name"]
+        assert name and f"I'm {name}." in user and not RAW_ID.search(user), (name, user)
+        assert check_example(out.example, env.hub) == (None, ""), user

@@ -6,7 +6,8 @@ every argument from earlier results, the live sampling context, the schema and t
 Arguments come from earlier results along the chain's explicit edges (an item picked from a list
 and described by a distinguishing field, e.g. "the Everyday account"; `plan_results`), from
 a lookup (the user names a thing instead of giving its id; a listing of its kind, scoped by the
-conversation's ids, resolves it and becomes a call of the turn, `Planned.lookups`; `plan_lookup`),
+conversation's ids or, in one hop, by another thing the user names, resolves it and becomes a call
+of the turn, `Planned.lookups`; `plan_lookup`),
 from the live sampling context (ids, cities, emails that exist), the schema (enums, bounds) and the
 simulated clock (dates; `plan_values`). A new id is preferred where it belongs with the ids the
 conversation already uses (one record of the seed's state holds both, `StateLinks`: the guest's own
@@ -87,7 +88,8 @@ class Planned:
     intent: str = ""  # the chain's tool (differs from `tool` after an alternative switch)
     failed_first: dict[str, Any] | None = None
     template: str | None = None  # the user's request (data/intents), when the server has intents
-    lookups: dict[str, Planned] = field(default_factory=dict)  # param -> the read that finds its id
+    # param -> the read that finds its id ('param/scoping param' -> a one-hop lookup's first read)
+    lookups: dict[str, Planned] = field(default_factory=dict)
 
 
 def turn_calls(plans: list[Planned]) -> list[Planned]:
