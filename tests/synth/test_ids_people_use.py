@@ -115,3 +115,30 @@ def test_whose_conversations_they_are_is_the_user_saying_who_they_are() -> None:
         name = out.example["persona"]["name"]
         assert name and f"I'm {name}." in user and not RAW_ID.search(user), (name, user)
         assert check_example(out.example, env.hub) == (None, ""), user
+
+
+def test_a_chat_message_is_named_two_hops_away_without_saying_who_twice() -> None:
+    """A message is listed per conversation and a conversation per user: the user names all three
+    ('the message that says "See you all Sunday!" ... the conversation "Family" ... I'm Rosa
+    Okafor.'), the user listing, their conversations and that conversation's messages resolve them
+    in that order; the user's name is said once even where the request already says who asks."""
+    env = _env(["messaging"])
+    tools = ("react_to_chat_message",)
+    made = 0
+    for index in range(8):
+        chain = Chain(tools, ("messaging",), env.graph.chain_edges(tools, ("messaging",)))
+        script = Script(f"pin-{index:06d}", "multi_turn", index, 1 + index % 3, chain,
+                        [TurnSpec("act", (0,))], [], offered_tools(["messaging"], env.registry, [], random.Random(0)))
+        out = asyncio.run(run_conversation(script, ProgrammaticTeacher(slip_rate=0.0, lookup_rate=1.0), env))
+        if out.example is None:  # a seed whose pinning fails whatever is named (not a member)
+            assert out.reason == "infeasible", out.reason
+            continue
+        made += 1
+        calls = out.example["turns"][0]["calls"]
+        user = next(m["content"] for m in out.example["messages"] if m["role"] == "user")
+        assert [c["name"] for c in calls] == ["search_chat_users", "list_chat_conversations",
+                                              "list_chat_messages", "react_to_chat_message"], calls
+        name = out.example["persona"]["name"]
+        assert user.count(name) == 1 and not RAW_ID.search(user), (name, user)
+        assert check_example(out.example, env.hub) == (None, ""), user
+    assert made >= 3

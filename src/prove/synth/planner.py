@@ -60,6 +60,7 @@ __all__ = ["LOOKUP_RATE", "Mention", "Planned", "Planner", "Resolvers", "ToolPar
 
 LOOKUP_RATE = 1.0  # how often an id the user supplies is named instead, where a listing resolves it
 CARRIED_SHARE = 0.5  # of that, for an id people carry (an order number: `plan_lookup.CARRIED_KINDS`)
+HOPS = 2  # how many things a lookup may go through that the user names too (user -> chat -> message)
 
 
 @dataclass(frozen=True)
@@ -432,6 +433,12 @@ class Planner:
         if given is not None and param not in (redraw or ()) and rng.random() < 0.95 \
                 and repr(given.value) not in tried.get(param, ()):
             return Mention(param, given.kind, given.value, {**given.info, "repeat": True})
+        kind = param_kind(spec, param)
+        for m in draft.mentions:  # a thing this call's lookup already had the user name (the user)
+            if kind is not None and m.info.get("scopes") and m.param not in draft.args \
+                    and param_kind(self.reg.tool(m.info["scope_tool"]), m.param) == kind:
+                return Mention(param, "named", m.value, {q: v for q, v in m.info.items()
+                                                         if q not in ("scopes", "scope_tool")})
         if rng.random() < rate:
             found = self._lookup(at, param, draft)
             if found is not None:
@@ -476,7 +483,7 @@ class Planner:
         return found
 
     def _lookup(self, at: Attempt, param: str, draft: Draft, allowed: frozenset[str] | None = None,
-                hop: bool = True) -> Mention | None:
+                hops: int = HOPS, scope: dict[str, Any] | None = None) -> Mention | None:
         """The user names the thing instead of giving its id: a listing of its kind, scoped by the
         ids the conversation already uses (the customer's accounts), is called on the fork and one
         listed object, told apart from the others by a field ("the account named 'Everyday'"),
@@ -484,14 +491,15 @@ class Planner:
         or for another parameter of this call) is read again instead of called twice; a new call
         goes into `draft.lookups`. `allowed` (repr of ids an error listed as valid) limits the pick.
         A listing that needs an id the conversation does not have yet (a bank's transactions are
-        listed per account) is reached in one hop (`hop`, `_hop`). None when no listing of the
-        kind can be called with what the conversation knows, or none tells its objects apart."""
+        listed per account) is reached by naming that thing too, up to `hops` deep (`_hop`;
+        `scope`: the ids, by entity kind, the call that hops already has). None when no listing of
+        the kind can be called with what the conversation knows, or none tells its objects apart."""
         spec = at.spec
         kind = param_kind(spec, param)
         schema = _param_schema(spec, param)
         if kind is None or schema.get("type") not in ("string", "integer"):
             return None
-        known = dict(self._used(spec, draft.args))  # kind -> the latest id of it
+        known = {**dict(self._used(spec, draft.args)), **(scope or {})}  # kind -> the latest id of it
         made = {(q.tool, canonical_json(q.arguments)): q
                 for q in [*(q for p in self.by_step.values() for q in p.lookups.values()),
                           *draft.lookups.values()]}
@@ -500,8 +508,8 @@ class Planner:
         for resolver in self.resolvers(self.reg.server(spec.server), kind):
             listing = self.reg.tool(resolver.tool)
             scoping = listing_arguments(listing, self.params(listing), known)
-            if not scoping and hop:
-                scoping = self._hop(at, param, listing, draft)
+            if not scoping and hops:
+                scoping = self._hop(at, param, listing, draft, hops, known)
             for rargs in scoping:
                 earlier = made.get((resolver.tool, canonical_json(rargs)))
                 if earlier is not None:
@@ -528,27 +536,30 @@ class Planner:
         draft.mentions[:] = [m for m in draft.mentions if m.info.get("scopes") != param]
         return None
 
-    def _hop(self, at: Attempt, param: str, listing: ToolSpec, draft: Draft) -> list[dict[str, Any]]:
+    def _hop(self, at: Attempt, param: str, listing: ToolSpec, draft: Draft, hops: int,
+             known: dict[str, Any]) -> list[dict[str, Any]]:
         """The arguments of a listing that needs one id the conversation does not have (the
         account a transaction is listed under), once the user names that thing too: it is looked
-        up as the listing's own parameter (its lookup goes first in `draft.lookups`, under
-        'param/scoping param'), and the user's words for it are a mention of that parameter that
-        `scopes` `param` ("the Blue Bottle transaction ... on my Everyday account"). Only where the
+        up as the listing's own parameter, itself in a hop where `hops` allows (a chat message in
+        a conversation of the user's); its lookups go first in `draft.lookups`, under
+        'param/...', and the user's words for it are mentions of the listings' parameters that
+        `scope` `param` ("the Blue Bottle transaction ... on my Everyday account"). Only where the
         call itself has no such parameter; [] when it cannot be named."""
         feats = self.params(listing)
-        known = dict(self._used(at.spec, draft.args))
         missing = [q for q in listing.required if q not in PAGING and feats[q].entity not in known]
         if len(missing) != 1 or missing[0] in at.spec.params or feats[missing[0]].entity is None:
             return []
         q = missing[0]
         inner = Draft(lookups=dict(draft.lookups))
-        got = self._lookup(Attempt(listing, at.step, at.intent, {}), q, inner, hop=False)
+        got = self._lookup(Attempt(listing, at.step, at.intent, {}), q, inner, hops=hops - 1, scope=known)
         if got is None:
             return []
         scoping = listing_arguments(listing, feats, {**known, feats[q].entity: got.value})
         if scoping:
-            if q in inner.lookups and q not in draft.lookups:
-                draft.lookups[f"{param}/{q}"] = inner.lookups[q]
+            for key, read in inner.lookups.items():
+                if key not in draft.lookups:
+                    draft.lookups[f"{param}/{key}"] = read
+            draft.mentions.extend(replace(m, info={**m.info, "scopes": param}) for m in inner.mentions)
             draft.mentions.append(replace(got, info={**got.info, "scopes": param, "scope_tool": listing.name}))
         return scoping
 

@@ -244,8 +244,9 @@ class ProgrammaticTeacher:
             text = P.join_requests(parts, rng, follow_up, _links(convo, plans))
         else:
             text = P.render_turn(parts, rng, follow_up)
+        selves = [said for said in dict.fromkeys(selves) if said[4:-1] not in text]  # not said yet
         if selves:
-            text = text.rstrip() + " " + " ".join(dict.fromkeys(selves))
+            text = text.rstrip() + " " + " ".join(selves)
         motive = None
         if spec.kind == "act" and not convo.scratch.get("motive_given") and plans \
                 and P.wants_motive(persona, rng, first=k == 0):
