@@ -585,7 +585,15 @@ def clarify_question(param: str, rng: random.Random) -> str:
                        f"Before I go ahead: which {name} do you mean?"))
 
 
-def supply_text(param: str, value: Any, rng: random.Random, words: str | None = None) -> str:
+def supply_text(param: str, value: Any, rng: random.Random, words: str | None = None,
+                named: Mapping[str, Any] | None = None) -> str:
+    """The user's answer to a clarifying question: the value as written, or (`named`: the
+    withheld mention's info, a thing the user names and a lookup resolves) the thing by its name,
+    "My Everyday account, please." rather than its id."""
+    if named is not None:
+        said = mention(param, value, "named", rng, **named)  # "my Everyday account", "Lisbon"
+        lead = said[:1].upper() + said[1:]
+        return rng.choice((f"{lead}, please.", f"{lead}.", f"It's {said}.", f"Sorry — {said}."))
     text = words or render_value(value)
     name = humanize(param)
     return rng.choice((f"It's {text}.", f"Use {text}.", f"The {name} is {text}.", f"{text}, please.",

@@ -14,10 +14,10 @@ from typing import Any
 from prove.env.registry import ServerSpec
 from prove.env.tool import ToolSpec
 from prove.graph.features import PAGING, Param, server_features
-from prove.synth.plan_results import Descriptor, Hit, descriptor, strings
+from prove.synth.plan_results import Descriptor, Hit, descriptor, find_key, strings
 
 __all__ = ["Belonging", "CARRIED_KINDS", "Named", "Pick", "Resolver", "Resolvers", "carried",
-           "listing_arguments", "pick_named"]
+           "listing_arguments", "name_unserved", "pick_named"]
 
 
 CARRIED_KINDS: frozenset[str] = frozenset({
@@ -150,4 +150,23 @@ def pick_named(hits: list[Hit], pick: Pick, rng: Any) -> Named | None:
         descr = descriptor(h.item, h.siblings or [], h.value)
         if descr is not None:
             return Named(h.value, descr)
+    return None
+
+
+def name_unserved(hub: Any, server: ServerSpec, resolvers: Resolvers, params: Any, kind: str,
+                  json_type: str, known: dict[str, Any], episode: str, rng: Any, value: Any
+                  ) -> Named | None:
+    """`value` (an id of `kind`) as a request no tool will serve names it (an off-topic request):
+    by what tells its object apart in a listing of its kind called on `episode` (scoped by `known`,
+    entity kind -> id, as for a lookup); None when no listing shows it apart from the others.
+    No call is recorded: the request is refused, so nothing resolves the name."""
+    pick = Pick(kind, json_type, {}, None, set(), frozenset({repr(value)}))
+    for resolver in resolvers(server, kind):
+        listing = hub.registry.tool(resolver.tool)
+        for rargs in listing_arguments(listing, params(listing), known):
+            logged = hub.call(resolver.tool, rargs, episode_id=episode)
+            if logged["ok"]:
+                named = pick_named(find_key(logged["result"], resolver.id_field), pick, rng)
+                if named is not None:
+                    return named
     return None

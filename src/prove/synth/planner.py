@@ -6,7 +6,8 @@ every argument from earlier results, the live sampling context, the schema and t
 Arguments come from earlier results along the chain's explicit edges (an item picked from a list
 and described by a distinguishing field, e.g. "the Everyday account"; `plan_results`), from
 a lookup (the user names a thing instead of giving its id; a listing of its kind, scoped by the
-conversation's ids, resolves it and becomes a call of the turn, `Planned.lookups`; `plan_lookup`),
+conversation's ids or, in one hop, by another thing the user names, resolves it and becomes a call
+of the turn, `Planned.lookups`; `plan_lookup`),
 from the live sampling context (ids, cities, emails that exist), the schema (enums, bounds) and the
 simulated clock (dates; `plan_values`). A new id is preferred where it belongs with the ids the
 conversation already uses (one record of the seed's state holds both, `StateLinks`: the guest's own
@@ -59,6 +60,7 @@ __all__ = ["LOOKUP_RATE", "Mention", "Planned", "Planner", "Resolvers", "ToolPar
 
 LOOKUP_RATE = 1.0  # how often an id the user supplies is named instead, where a listing resolves it
 CARRIED_SHARE = 0.5  # of that, for an id people carry (an order number: `plan_lookup.CARRIED_KINDS`)
+HOPS = 2  # how many things a lookup may go through that the user names too (user -> chat -> message)
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,8 @@ class Planned:
     intent: str = ""  # the chain's tool (differs from `tool` after an alternative switch)
     failed_first: dict[str, Any] | None = None
     template: str | None = None  # the user's request (data/intents), when the server has intents
-    lookups: dict[str, Planned] = field(default_factory=dict)  # param -> the read that finds its id
+    # param -> the read that finds its id ('param/scoping param' -> a one-hop lookup's first read)
+    lookups: dict[str, Planned] = field(default_factory=dict)
 
 
 def turn_calls(plans: list[Planned]) -> list[Planned]:
@@ -180,11 +183,6 @@ class Planner:
         # (server, entity kind) -> how the user said who they are ("I'm {customer_id}")
         self.speakers: dict[tuple[str, str], Mention] = {}
         self._worlds: dict[tuple[str, tuple[tuple[str, str], ...]], Belonging] = {}
-        turns = convo.script.turns
-        # the call a clarification is about: its ids are written (one of them is withheld and
-        # asked for), not named, or nothing would be left to withhold
-        self.asked_step = next((turns[k + 1].steps[0] for k, t in enumerate(turns[:-1])
-                                if t.kind == "clarify" and turns[k + 1].steps), None)
 
     # -- the script ------------------------------------------------------------------------
     def run(self) -> None:
@@ -238,13 +236,15 @@ class Planner:
         return [[by_step[s] for s in t.steps] if t.kind == "act" else [] for t in script.turns]
 
     def _withhold(self, plans: list[Planned], k: int) -> dict[str, Any]:
-        """The value the clarification turn leaves out: a required one the user writes, ids first
-        (sensitive ones before others), then numbers, values, enums and text."""
+        """The value the clarification turn leaves out: a required one the user gives, ids first
+        (sensitive ones before others; a thing the user names, looked up, ranks with an id: the
+        user answers the question with its name and the answering turn's calls hold the lookup),
+        then numbers, values, enums and text."""
         if not plans:
             raise Infeasible("clarification turn without calls")
         first = plans[0]
         spec = self.reg.tool(first.tool)
-        order = {"id": 0, "number": 1, "value": 2, "enum": 3, "text": 4}
+        order = {"id": 0, "named": 0, "number": 1, "value": 2, "enum": 3, "text": 4}
         cands = [(order[m.kind] - (m.param in spec.sensitive), n, m)
                  for n, m in enumerate(first.mentions)
                  if m.kind in order and m.param in spec.required]
@@ -258,6 +258,8 @@ class Planner:
         for pert in self.c.script.perturbations:
             if pert.get("type") == "withheld_information":
                 pert.update(out)
+        if m.kind == "named":  # how the user answers: by the name the lookup resolves
+            out["named"] = {q: v for q, v in m.info.items() if q != "repeat"}
         return out
 
     # -- one step --------------------------------------------------------------------------
@@ -355,8 +357,10 @@ class Planner:
             if prev is not None and param in old and (redraw is None and old[param].kind.startswith(
                     "result") or redraw is not None and param not in redraw):
                 draft.add(old[param])
-                if param in prev.lookups:
-                    draft.lookups[param] = prev.lookups[param]
+                for key, q in prev.lookups.items():  # its lookup, and the one that scoped it
+                    if key == param or key.startswith(param + "/"):
+                        draft.lookups[key] = q
+                draft.mentions.extend(m for m in prev.mentions if m.info.get("scopes") == param)
                 continue
             if prev is not None and param not in old and param not in forced and (
                     redraw is None or param not in redraw) and not required:
@@ -416,7 +420,7 @@ class Planner:
         tried = lessons.tried
         rate = self.lookup_rate * (CARRIED_SHARE if carried(param_kind(spec, param)) else 1.0)
         if param in lessons.pinned:  # an error listed the valid ids: the user names one of them
-            if rng.random() < rate and at.step != self.asked_step:
+            if rng.random() < rate:
                 found = self._lookup(at, param, draft, frozenset(map(repr, lessons.pinned[param])))
                 if found is not None:
                     return found
@@ -429,7 +433,13 @@ class Planner:
         if given is not None and param not in (redraw or ()) and rng.random() < 0.95 \
                 and repr(given.value) not in tried.get(param, ()):
             return Mention(param, given.kind, given.value, {**given.info, "repeat": True})
-        if rng.random() < rate and at.step != self.asked_step:
+        kind = param_kind(spec, param)
+        for m in draft.mentions:  # a thing this call's lookup already had the user name (the user)
+            if kind is not None and m.info.get("scopes") and m.param not in draft.args \
+                    and param_kind(self.reg.tool(m.info["scope_tool"]), m.param) == kind:
+                return Mention(param, "named", m.value, {q: v for q, v in m.info.items()
+                                                         if q not in ("scopes", "scope_tool")})
+        if rng.random() < rate:
             found = self._lookup(at, param, draft)
             if found is not None:
                 return found
@@ -472,22 +482,24 @@ class Planner:
                                                      used, self.c.ctx.attrs)
         return found
 
-    def _lookup(self, at: Attempt, param: str, draft: Draft, allowed: frozenset[str] | None = None
-                ) -> Mention | None:
+    def _lookup(self, at: Attempt, param: str, draft: Draft, allowed: frozenset[str] | None = None,
+                hops: int = HOPS, scope: dict[str, Any] | None = None) -> Mention | None:
         """The user names the thing instead of giving its id: a listing of its kind, scoped by the
         ids the conversation already uses (the customer's accounts), is called on the fork and one
         listed object, told apart from the others by a field ("the account named 'Everyday'"),
         gives the id. A listing the conversation already called with the same arguments (earlier,
         or for another parameter of this call) is read again instead of called twice; a new call
         goes into `draft.lookups`. `allowed` (repr of ids an error listed as valid) limits the pick.
-        None when no listing of the kind can be called with what the conversation knows, or none
-        tells its objects apart."""
+        A listing that needs an id the conversation does not have yet (a bank's transactions are
+        listed per account) is reached by naming that thing too, up to `hops` deep (`_hop`;
+        `scope`: the ids, by entity kind, the call that hops already has). None when no listing of
+        the kind can be called with what the conversation knows, or none tells its objects apart."""
         spec = at.spec
         kind = param_kind(spec, param)
         schema = _param_schema(spec, param)
         if kind is None or schema.get("type") not in ("string", "integer"):
             return None
-        known = dict(self._used(spec, draft.args))  # kind -> the latest id of it
+        known = {**dict(self._used(spec, draft.args)), **(scope or {})}  # kind -> the latest id of it
         made = {(q.tool, canonical_json(q.arguments)): q
                 for q in [*(q for p in self.by_step.values() for q in p.lookups.values()),
                           *draft.lookups.values()]}
@@ -495,7 +507,10 @@ class Planner:
                     at.lessons.tried.get(param, set()), allowed)
         for resolver in self.resolvers(self.reg.server(spec.server), kind):
             listing = self.reg.tool(resolver.tool)
-            for rargs in listing_arguments(listing, self.params(listing), known):
+            scoping = listing_arguments(listing, self.params(listing), known)
+            if not scoping and hops:
+                scoping = self._hop(at, param, listing, draft, hops, known)
+            for rargs in scoping:
                 earlier = made.get((resolver.tool, canonical_json(rargs)))
                 if earlier is not None:
                     result = earlier.result
@@ -516,7 +531,37 @@ class Planner:
                 return Mention(param, "named", named.value,
                                {"descr_field": named.descriptor.field,
                                 "descr": named.descriptor.text, "lookup": resolver.tool})
+        for key in [k for k in draft.lookups if k.startswith(param + "/")]:  # a hop that led nowhere
+            del draft.lookups[key]
+        draft.mentions[:] = [m for m in draft.mentions if m.info.get("scopes") != param]
         return None
+
+    def _hop(self, at: Attempt, param: str, listing: ToolSpec, draft: Draft, hops: int,
+             known: dict[str, Any]) -> list[dict[str, Any]]:
+        """The arguments of a listing that needs one id the conversation does not have (the
+        account a transaction is listed under), once the user names that thing too: it is looked
+        up as the listing's own parameter, itself in a hop where `hops` allows (a chat message in
+        a conversation of the user's); its lookups go first in `draft.lookups`, under
+        'param/...', and the user's words for it are mentions of the listings' parameters that
+        `scope` `param` ("the Blue Bottle transaction ... on my Everyday account"). Only where the
+        call itself has no such parameter; [] when it cannot be named."""
+        feats = self.params(listing)
+        missing = [q for q in listing.required if q not in PAGING and feats[q].entity not in known]
+        if len(missing) != 1 or missing[0] in at.spec.params or feats[missing[0]].entity is None:
+            return []
+        q = missing[0]
+        inner = Draft(lookups=dict(draft.lookups))
+        got = self._lookup(Attempt(listing, at.step, at.intent, {}), q, inner, hops=hops - 1, scope=known)
+        if got is None:
+            return []
+        scoping = listing_arguments(listing, feats, {**known, feats[q].entity: got.value})
+        if scoping:
+            for key, read in inner.lookups.items():
+                if key not in draft.lookups:
+                    draft.lookups[f"{param}/{key}"] = read
+            draft.mentions.extend(replace(m, info={**m.info, "scopes": param}) for m in inner.mentions)
+            draft.mentions.append(replace(got, info={**got.info, "scopes": param, "scope_tool": listing.name}))
+        return scoping
 
     # -- the user's request ----------------------------------------------------------------
     def _template(self, spec: ToolSpec, feeds: dict[str, Edge]) -> str | None:

@@ -28,10 +28,12 @@ import json
 import re
 from typing import Any
 
+from prove.env.tool import ToolSpec
 from prove.synth import phrasing as P
 from prove.synth.evidence import ACTING_PARAMS
 from prove.synth.intents import intents_of, placeholders, tool_intents
 from prove.synth.machine import Action, Conversation, TeacherError
+from prove.synth.plan_lookup import carried, name_unserved
 from prove.synth.planner import (
     LOOKUP_RATE,
     Planned,
@@ -169,13 +171,16 @@ class ProgrammaticTeacher:
         the calls are for, looked up by name; a parameter of ``quality.ACTING_PARAMS`` or one a
         request says "I'm {...}" of, never an invitee or an assignee): the persona's own; None when
         no call names one."""
+        withheld = convo.scratch.get("withheld") or {}
         for plans in convo.scratch["plans"]:
             for p in plans:
-                spec = convo.env.registry.tool(p.tool)
-                for m in p.mentions:
+                for m in p.mentions:  # a mention that scopes a lookup is of that listing's parameter
+                    spec = convo.env.registry.tool(m.info.get("scope_tool") or p.tool)
                     kind = param_kind(spec, m.param)
                     if m.param not in ACTING_PARAMS and m.param not in speaking(spec):
                         continue  # a person the user acts on (an invitee) is not the user
+                    if (p.tool, m.param) == (withheld.get("tool"), withheld.get("param")):
+                        continue  # who they are is what the assistant asks: not said before
                     if m.kind == "named" and kind and P._person(kind.replace("_", " ")) \
                             and m.info.get("descr_field") in ("name", "full_name", "display_name"):
                         return str(m.info["descr"])
@@ -189,14 +194,15 @@ class ProgrammaticTeacher:
             return self._off_topic(convo, k)
         withheld = convo.scratch.get("withheld")
         if spec.supplies and withheld:
-            return P.supply_text(withheld["param"], withheld["value"], rng, withheld.get("words"))
+            return P.supply_text(withheld["param"], withheld["value"], rng, withheld.get("words"),
+                                 withheld.get("named"))
         plans = convo.scratch["plans"][k + 1 if spec.kind == "clarify" else k]
         follow_up = any(t.kind == "act" for t in convo.script.turns[:k])
         persona: P.Persona = convo.scratch["persona"]
         introduced: dict[str, Any] = convo.scratch["introduced"]
         said: set[str] = convo.scratch.setdefault("said", set())
         now: set[str] = set()
-        parts, written = [], True
+        parts, written, selves = [], True, []
         for n, p in enumerate(plans):
             tool = convo.env.registry.tool(p.tool)
             hidden = withheld["param"] if spec.kind == "clarify" and withheld and n == 0 else None
@@ -209,6 +215,12 @@ class ProgrammaticTeacher:
                 if m.info.get("repeat") and (key in now or key in said and rng.random() < 0.85):
                     continue
                 now.add(key)
+                if m.info.get("scopes") and m.param in ACTING_PARAMS \
+                        and P._described_as(m.info["descr_field"]) == "named":
+                    selves.append(f"I'm {m.info['descr']}.")  # whose listing it is: the user
+                    if spec.kind != "clarify":
+                        introduced.setdefault(m.param, m.value)
+                    continue
                 kept.append((m.param, m.kind, m.value,
                              {k: v for k, v in m.info.items() if k != "repeat"}))
             if p.template is not None:
@@ -232,6 +244,9 @@ class ProgrammaticTeacher:
             text = P.join_requests(parts, rng, follow_up, _links(convo, plans))
         else:
             text = P.render_turn(parts, rng, follow_up)
+        selves = [said for said in dict.fromkeys(selves) if said[4:-1] not in text]  # not said yet
+        if selves:
+            text = text.rstrip() + " " + " ".join(selves)
         motive = None
         if spec.kind == "act" and not convo.scratch.get("motive_given") and plans \
                 and P.wants_motive(persona, rng, first=k == 0):
@@ -251,16 +266,27 @@ class ProgrammaticTeacher:
         written = tool_intents(spec.server, spec.name)
         if written is not None:
             template = rng.choice(written.ask)
-            kept, args = [], {}
-            for param in placeholders(template):
-                got = user_value(spec, param, ctx, rng, args, params=self.params)
-                if got is None:
-                    break
-                args[param] = got.value
-                kept.append((param, got.kind, got.value, {"words": got.words} if got.words else {}))
-            else:
-                entities = _entities(spec)
-                return P.fill_request(template, kept, entities, rng, flags=written.flags)
+            args: dict[str, Any] = {}
+            episode = f"{convo.script.example_id}/off-topic"
+            spoken = frozenset(m.group(2) for m in P.SPEAKER.finditer(template))
+            convo.env.hub.close(episode)
+            convo.env.hub.open(episode, convo.script.seed)
+            try:
+                drawn = []
+                for param in placeholders(template):
+                    got = user_value(spec, param, ctx, rng, args, params=self.params)
+                    if got is None:
+                        break
+                    args[param] = got.value
+                    drawn.append((param, got))
+                else:  # every id drawn first: each scopes the listings that name the others
+                    kept = [self._unserved(convo, spec, param, got, args, episode, rng, spoken)
+                            for param, got in drawn]
+                    entities = _entities(spec)
+                    return P.fill_request(template, [m for m in kept if m is not None], entities, rng,
+                                          flags=written.flags)
+            finally:
+                convo.env.hub.close(episode)
         mentions = []
         args = {}
         for param in spec.required:
@@ -270,6 +296,28 @@ class ProgrammaticTeacher:
                 mentions.append(P.mention(param, got.value, got.kind, rng, words=got.words))
         text = P.step_text(rng.choice(P.tool_phrases(spec)), mentions, rng)
         return P.render_turn([text], rng, follow_up=k > 0)
+
+    def _unserved(self, convo: Conversation, spec: ToolSpec, param: str, got: Any,
+                  args: dict[str, Any], episode: str, rng: Any, spoken: frozenset[str]
+                  ) -> tuple[str, str, Any, dict[str, Any]] | None:
+        """One value of an off-topic request in the user's words: an id of a kind people do not
+        carry is named by what a listing of its kind shows of it ("the Front Door lock"; the
+        request's other ids scope the listing), and the user's own id where the request says who
+        they are (`spoken`: "It's {user_id} here") is left unsaid (None: that clause is dropped);
+        any other value as drawn."""
+        kind = param_kind(spec, param)
+        if got.kind != "id" or kind is None or carried(kind):
+            return (param, got.kind, got.value, {"words": got.words} if got.words else {})
+        known = {k: v for q, v in args.items() if q != param and (k := param_kind(spec, q))}
+        json_type = spec.input_schema.get("properties", {}).get(param, {}).get("type", "string")
+        named = name_unserved(convo.env.hub, convo.env.registry.server(spec.server), self.resolvers,
+                              self.params, kind, json_type, known, episode, rng, got.value)
+        if named is not None:
+            return (param, "named", named.value,
+                    {"descr_field": named.descriptor.field, "descr": named.descriptor.text})
+        if param in spoken:
+            return None
+        return (param, got.kind, got.value, {})
 
     # -- assistant side --------------------------------------------------------------------
     async def assistant(self, convo: Conversation, k: int) -> Action:
