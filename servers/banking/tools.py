@@ -16,6 +16,7 @@ from prove.env.types import (
     Page,
     day,
     entity_id,
+    measure,
     parse_day,
     text,
 )
@@ -133,7 +134,7 @@ def _log(state: BankState, account_id: str, kind: TxnKind, amount: float, catego
 @tool()
 def search_bank_customers(
     state: BankState,
-    query: text("query", "Case-insensitive substring of the name or email.") = "",
+    query: text("query", "Case-insensitive substring of the name or email.", listed="name") = "",
     city: text("word", "Only customers living in this city.", listed="city", optional=True) = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -197,7 +198,7 @@ def list_bank_transactions(
     account_id: AccountId,
     category: Annotated[Category | None, Field(description="Only transactions in this category.")] = None,
     since: day("Only on or after this date.") | None = None,
-    min_amount: Annotated[float | None, Field(ge=0, description="Only amounts at least this large.")] = None,
+    min_amount: Annotated[float | None, Field(json_schema_extra=measure("money"), ge=0, description="Only amounts at least this large.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> TransactionList:

@@ -17,6 +17,7 @@ from prove.env.types import (
     Page,
     day,
     entity_ids,
+    measure,
     parse_day,
     text,
 )
@@ -51,7 +52,7 @@ from prove_servers.brokerage.state import (
 )
 
 Quantity = Annotated[float, Field(gt=0, le=1_000_000, description="Units to trade: whole shares for stocks, ETFs and bonds; up to 6 decimals for crypto.")]
-Price = Annotated[float, Field(gt=0, le=10_000_000, description="Price per unit in USD.")]
+Price = Annotated[float, Field(json_schema_extra=measure("money"), gt=0, le=10_000_000, description="Price per unit in USD.")]
 Cash = Annotated[float, Field(json_schema_extra={MONEY: True}, gt=0, le=250_000, description="Amount in USD.")]
 
 
@@ -344,7 +345,7 @@ def _place(state: BrokerageState, side: OrderSide, account_id: str, ticker: str,
 @tool()
 def search_investors(
     state: BrokerageState,
-    query: text("query", "Case-insensitive substring of the name or email.", max_length=80) = "",
+    query: text("query", "Case-insensitive substring of the name or email.", max_length=80, listed="name") = "",
     risk_profile: Annotated[RiskProfile | None, Field(description="Only investors with this risk profile.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -393,7 +394,7 @@ def get_portfolio(
 @tool()
 def search_instruments(
     state: BrokerageState,
-    query: text("query", "Case-insensitive substring of the ticker or name.", max_length=80) = "",
+    query: text("query", "Case-insensitive substring of the ticker or name.", max_length=80, listed="name") = "",
     asset_class: Annotated[AssetClass | None, Field(description="Only this asset class.")] = None,
     sector: Annotated[Sector | None, Field(description="Only this sector.")] = None,
     offset: Offset = 0,

@@ -398,7 +398,7 @@ def list_emails(
     folder: entity_id("folder", "Folder name or id, e.g. 'Inbox', 'Sent', 'Drafts' or a custom one.", example="Inbox") = "Inbox",
     unread_only: Annotated[bool, Field(description="Only unread messages.")] = False,
     starred_only: Annotated[bool, Field(description="Only starred messages.")] = False,
-    label: text("query", "Only messages carrying this label.", optional=True) = None,
+    label: text("query", "Only messages carrying this label.", optional=True, listed="labels") = None,
     from_address: text("word", "Only messages whose sender address contains this.", listed="from_address", optional=True) = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -418,7 +418,7 @@ def list_emails(
 @tool(sensitive=("mailbox_id",))
 def search_emails(
     state: EmailState,
-    query: text("query", "Words to find in subject, body, sender, recipients or attachment names.", min_length=1, max_length=200),
+    query: text("query", "Words to find in subject, body, sender, recipients or attachment names.", min_length=1, max_length=200, listed="subject"),
     mailbox_id: Annotated[MailboxId | None, Field(description="Only this mailbox; default: every mailbox you can use.")] = None,
     has_attachment: Annotated[bool | None, Field(description="Only messages with (true) or without (false) attachments.")] = None,
     since: Annotated[day("A calendar date.") | None, Field(description="Only messages on or after this date.")] = None,
@@ -471,7 +471,7 @@ def get_email_thread(
 def list_email_contacts(
     state: EmailState,
     mailbox_id: MailboxId,
-    query: text("query", "Case-insensitive part of a name, address or company.", max_length=100) = "",
+    query: text("query", "Case-insensitive part of a name, address or company.", max_length=100, listed="name") = "",
     favorites_only: Annotated[bool, Field(description="Only contacts marked as favorites.")] = False,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -672,7 +672,7 @@ def set_auto_reply(
     mailbox_id: MailboxId,
     enabled: Annotated[bool, Field(description="True turns the vacation auto-reply on, false turns it off.")],
     start_date: Annotated[day("A calendar date.", listed="start_date") | None, Field(description="First day to auto-reply; needed when enabling.")] = None,
-    end_date: Annotated[day("A calendar date.", listed="end_date") | None, Field(description="Last day to auto-reply; needed when enabling.")] = None,
+    end_date: Annotated[day("A calendar date.", listed="end_date", role="end") | None, Field(description="Last day to auto-reply; needed when enabling.")] = None,
     message: text("body", "Auto-reply text; needed when enabling.", listed="message", max_length=1000) = "",
     subject: text("title", "Auto-reply subject prefix.", listed="subject", max_length=100) = "Out of office",
 ) -> MailboxSettings:

@@ -178,7 +178,7 @@ def _check_receipt_name(file_name: str | None, param: str) -> None:
 @tool()
 def find_company_employees(
     state: ExpenseState,
-    query: text("query", "Case-insensitive substring of the name or email.", max_length=80) = "",
+    query: text("query", "Case-insensitive substring of the name or email.", max_length=80, listed="name") = "",
     department: Annotated[Department | None, Field(description="Only employees of this department.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,

@@ -17,6 +17,7 @@ from prove.env.types import (
     Page,
     day,
     entity_ids,
+    measure,
     parse_day,
     text,
 )
@@ -49,7 +50,7 @@ from prove_servers.hotels.state import (
 )
 
 CheckIn = day("Arrival date, today or later.", listed="check_in")
-CheckOut = day("Departure date, after the arrival date.", listed="check_out")
+CheckOut = day("Departure date, after the arrival date.", listed="check_out", role="return")
 Guests = Annotated[int, Field(ge=1, le=10, description="Number of people staying (1-10).")]
 
 _ACTIVE = ("confirmed", "checked_in")
@@ -258,10 +259,10 @@ def search_hotels(
     state: HotelState,
     city: text("word", "City to stay in, e.g. 'Lisbon'.", listed="city", example="Lisbon", optional=True) = None,
     check_in: Annotated[day("Arrival date.", listed="check_in") | None, Field(description="Arrival date; give with check_out to see only hotels with a free room.")] = None,
-    check_out: Annotated[day("Departure date.", listed="check_out") | None, Field(description="Departure date.")] = None,
+    check_out: Annotated[day("Departure date.", listed="check_out", role="return") | None, Field(description="Departure date.")] = None,
     guests: Annotated[int, Field(ge=1, le=10, description="Number of people the room must sleep.")] = 1,
-    min_stars: Annotated[int | None, Field(ge=1, le=5, description="Only hotels with at least this many stars.")] = None,
-    max_nightly_price: Annotated[float | None, Field(gt=0, le=10000, description="Only hotels with a room at or under this nightly price, USD.")] = None,
+    min_stars: Annotated[int | None, Field(json_schema_extra=measure("rating"), ge=1, le=5, description="Only hotels with at least this many stars.")] = None,
+    max_nightly_price: Annotated[float | None, Field(json_schema_extra=measure("money"), gt=0, le=10000, description="Only hotels with a room at or under this nightly price, USD.")] = None,
     amenities: Annotated[list[Amenity] | None, Field(description="Only hotels offering all of these amenities.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -394,7 +395,7 @@ def get_hotel_guest(
 def list_hotel_reviews(
     state: HotelState,
     hotel_id: HotelId,
-    min_rating: Annotated[int | None, Field(ge=1, le=5, description="Only reviews rated at least this.")] = None,
+    min_rating: Annotated[int | None, Field(json_schema_extra=measure("rating"), ge=1, le=5, description="Only reviews rated at least this.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> ReviewList:
@@ -594,7 +595,7 @@ def redeem_hotel_points(
 def write_hotel_review(
     state: HotelState,
     reservation_id: ReservationId,
-    rating: Annotated[int, Field(ge=1, le=5, description="Stars from 1 (worst) to 5 (best).")],
+    rating: Annotated[int, Field(json_schema_extra=measure("rating"), ge=1, le=5, description="Stars from 1 (worst) to 5 (best).")],
     title: text("title", "Short headline.", listed="title", min_length=1, max_length=80),
     text: text("body", "The review itself.", listed="text", max_length=2000) = "",
 ) -> Review:

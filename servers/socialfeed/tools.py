@@ -286,7 +286,7 @@ def _comment_view(state: SocialState, c: Comment) -> CommentView:
 @tool()
 def search_social_profiles(
     state: SocialState,
-    query: text("query", "Case-insensitive substring of the handle or display name; '@' is ignored.", max_length=100) = "",
+    query: text("query", "Case-insensitive substring of the handle or display name; '@' is ignored.", max_length=100, listed="display_name") = "",
     city: text("word", "Only profiles in this city.", listed="city", optional=True) = None,
     verified_only: Annotated[bool, Field(description="Only verified profiles.")] = False,
     offset: Offset = 0,
@@ -413,7 +413,7 @@ def list_post_comments(
 @tool(sensitive=("viewer_profile_id",))
 def search_hashtag_posts(
     state: SocialState,
-    hashtag: text("query", "Hashtag with or without '#', e.g. 'coffee'.", example="coffee", min_length=1, max_length=60),
+    hashtag: text("query", "Hashtag with or without '#', e.g. 'coffee'.", example="coffee", min_length=1, max_length=60, listed="hashtags"),
     viewer_profile_id: Viewer = None,
     media_type: Annotated[MediaType | None, Field(description="Only posts with this kind of media.")] = None,
     since: Annotated[day("Only posts on or after this date.") | None,

@@ -269,7 +269,7 @@ def list_task_projects(
     workspace_id: Annotated[WorkspaceId | None, Field(description="Only projects of this workspace, e.g. 'WSP-0001'.", json_schema_extra={EXAMPLE: "WSP-0001"})] = None,
     status: Annotated[ProjectStatus | None, Field(description="Only projects in this status.")] = None,
     member_id: Annotated[UserId | None, Field(description="Only projects this user is a member of.")] = None,
-    query: text("query", "Case-insensitive part of the project name.", max_length=100) = "",
+    query: text("query", "Case-insensitive part of the project name.", max_length=100, listed="name") = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> ProjectList:
@@ -316,7 +316,7 @@ def list_tasks(
     assignee_id: Annotated[UserId | None, Field(description="Only tasks assigned to this user id.")] = None,
     status: Annotated[TaskStatus | None, Field(description="Only tasks in this status.")] = None,
     priority: Annotated[Priority | None, Field(description="Only tasks of this priority.")] = None,
-    label: text("query", "Only tasks carrying this label, e.g. 'bug'.", example="bug", optional=True) = None,
+    label: text("query", "Only tasks carrying this label, e.g. 'bug'.", example="bug", optional=True, listed="labels") = None,
     due_before: Annotated[day("Only tasks due on or before this date.") | None,
                           Field(description="Only tasks due on or before this date.")] = None,
     milestone_id: Annotated[MilestoneId | None, Field(description="Only tasks in this milestone or sprint.")] = None,

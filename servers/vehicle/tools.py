@@ -16,6 +16,7 @@ from prove.env.types import (
     Page,
     day,
     entity_id,
+    measure,
     moment,
     parse_day,
     parse_moment,
@@ -463,7 +464,7 @@ def set_vehicle_climate(
     vehicle_id: VehicleId,
     user_id: ActingUserId,
     on: Annotated[bool, Field(description="True to start (or retarget) climate, false to stop it.")],
-    target_temp_c: Annotated[float | None, Field(ge=MIN_CABIN_C, le=MAX_CABIN_C, description="Cabin target in °C (15-28, rounded to 0.5); only with on=true. Omit to keep the current target.")] = None,
+    target_temp_c: Annotated[float | None, Field(json_schema_extra=measure("temperature"), ge=MIN_CABIN_C, le=MAX_CABIN_C, description="Cabin target in °C (15-28, rounded to 0.5); only with on=true. Omit to keep the current target.")] = None,
 ) -> VehicleStatus:
     """Start or stop cabin climate remotely, optionally setting the cabin temperature."""
     veh = _allowed(state, vehicle_id, user_id, "guest", "climate control")
@@ -534,7 +535,7 @@ def set_charge_limit(
     state: VehicleState,
     vehicle_id: VehicleId,
     user_id: ActingUserId,
-    charge_limit_pct: Annotated[int, Field(ge=MIN_CHARGE_LIMIT, le=MAX_CHARGE_LIMIT, description="New charge limit, 50-100 percent.")],
+    charge_limit_pct: Annotated[int, Field(json_schema_extra=measure("percent"), ge=MIN_CHARGE_LIMIT, le=MAX_CHARGE_LIMIT, description="New charge limit, 50-100 percent.")],
 ) -> ChargeSettings:
     """Set where an electric vehicle stops charging; a limit at or below the battery level ends charging."""
     veh = _allowed(state, vehicle_id, user_id, "driver", "changing the charge limit")
