@@ -54,9 +54,9 @@ class AccountList(Page):
 class BalanceInfo(BaseModel):
     account_id: AccountId
     currency: Currency
-    balance: float
+    balance: float = Field(json_schema_extra={MONEY: True})
     available: float = Field(description="What can be spent now: balance plus any credit limit.")
-    transfer_limit_left_today: float
+    transfer_limit_left_today: float = Field(json_schema_extra={MONEY: True})
 
 
 class TransactionList(Page):
@@ -83,9 +83,9 @@ class TransferReceipt(BaseModel):
     transaction_id: TransactionId
     from_account_id: AccountId
     to_account_id: AccountId
-    amount: float
-    from_balance: float
-    to_balance: float
+    amount: float = Field(json_schema_extra={MONEY: True})
+    from_balance: float = Field(json_schema_extra={MONEY: True})
+    to_balance: float = Field(json_schema_extra={MONEY: True})
     timestamp: str
 
 

@@ -18,6 +18,7 @@ from prove.env.types import (
     day,
     entity_ids,
     measure,
+    naming,
     parse_day,
     text,
 )
@@ -58,7 +59,7 @@ Cash = Annotated[float, Field(json_schema_extra={MONEY: True}, gt=0, le=250_000,
 
 class InvestorHit(BaseModel):
     investor_id: InvestorId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     email: str
     city: str
     risk_profile: RiskProfile
@@ -71,11 +72,11 @@ class InvestorList(Page):
 
 class PortfolioPosition(BaseModel):
     ticker: Ticker
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     asset_class: AssetClass
     quantity: float
-    average_cost: float
-    price: float
+    average_cost: float = Field(json_schema_extra={MONEY: True})
+    price: float = Field(json_schema_extra={MONEY: True})
     market_value: float
     unrealized_gain: float
     unrealized_gain_pct: float
@@ -86,7 +87,7 @@ class Portfolio(BaseModel):
     withdrawable_cash: float = Field(description="Settled cash not reserved for open orders.")
     positions: list[PortfolioPosition]
     positions_value: float
-    total_value: float = Field(description="Cash balance plus the market value of all positions.")
+    total_value: float = Field(json_schema_extra={MONEY: True}, description="Cash balance plus the market value of all positions.")
     open_orders: int
 
 
@@ -96,9 +97,9 @@ class InstrumentList(Page):
 
 class MarketQuote(BaseModel):
     ticker: Ticker
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     asset_class: AssetClass
-    price: float
+    price: float = Field(json_schema_extra={MONEY: True})
     previous_close: float
     day_change: float
     day_change_pct: float
@@ -113,22 +114,22 @@ class TradeOrderList(Page):
 class TradeResult(BaseModel):
     order: TradeOrder
     executed: bool = Field(description="True if it filled now; False if it rests as an open order.")
-    amount: float = Field(description="Cost or proceeds if executed, else the buying power reserved.")
-    cash_balance: float
+    amount: float = Field(json_schema_extra={MONEY: True}, description="Cost or proceeds if executed, else the buying power reserved.")
+    cash_balance: float = Field(json_schema_extra={MONEY: True})
     buying_power: float
 
 
 class WatchlistEntry(BaseModel):
     ticker: Ticker
-    name: str
-    price: float
+    name: str = Field(json_schema_extra=naming("name"))
+    price: float = Field(json_schema_extra={MONEY: True})
     day_change_pct: float
 
 
 class WatchlistView(BaseModel):
     watchlist_id: WatchlistId
     investor_id: InvestorId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     entries: list[WatchlistEntry]
 
 
@@ -142,13 +143,13 @@ class PriceAlertList(Page):
 
 class DividendList(Page):
     dividends: list[Dividend]
-    total_amount: float = Field(description="Sum over all matching dividends, not just this page.")
+    total_amount: float = Field(json_schema_extra={MONEY: True}, description="Sum over all matching dividends, not just this page.")
 
 
 class CashReceipt(BaseModel):
     account_id: AccountId
-    amount: float
-    cash_balance: float
+    amount: float = Field(json_schema_extra={MONEY: True})
+    cash_balance: float = Field(json_schema_extra={MONEY: True})
     settled_cash: float
     buying_power: float
     timestamp: str

@@ -20,6 +20,7 @@ from prove.env.types import (
     entity_id,
     entity_ids,
     moment,
+    naming,
     parse_day,
     parse_moment,
     text,
@@ -67,7 +68,7 @@ class CalendarList(Page):
 class EventSummary(BaseModel):
     event_id: EventId
     calendar_id: CalendarId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     occurrence_start: str = Field(description="Start of the occurrence shown (= start for one-off events).")
     occurrence_end: str
     recurrence: Recurrence
@@ -107,7 +108,7 @@ class RoomList(Page):
 
 class RoomBooking(BaseModel):
     event_id: EventId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     start: str
     end: str
     organizer_email: PersonEmail

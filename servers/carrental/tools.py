@@ -13,6 +13,7 @@ from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
     EXAMPLE,
+    MONEY,
     Limit,
     Offset,
     Page,
@@ -92,7 +93,7 @@ class CarOffer(BaseModel):
     fuel: Fuel
     daily_rate: float
     days: int
-    estimated_total: float = Field(description="Days x daily rate, before extras, discounts and fees.")
+    estimated_total: float = Field(json_schema_extra={MONEY: True}, description="Days x daily rate, before extras, discounts and fees.")
 
 
 class CarSearchResult(Page):
@@ -125,11 +126,11 @@ class RentalQuote(BaseModel):
     days: int
     extras: list[Extra]
     daily_rate: float
-    base_price: float
+    base_price: float = Field(json_schema_extra={MONEY: True})
     discount: float
-    extras_price: float
-    one_way_fee: float
-    total_price: float
+    extras_price: float = Field(json_schema_extra={MONEY: True})
+    one_way_fee: float = Field(json_schema_extra={MONEY: True})
+    total_price: float = Field(json_schema_extra={MONEY: True})
 
 
 class CustomerRentals(Page):
@@ -141,7 +142,7 @@ class CustomerRentals(Page):
 class RideOption(BaseModel):
     ride_type: RideType
     seats: int
-    fare_estimate: float
+    fare_estimate: float = Field(json_schema_extra={MONEY: True})
 
 
 class RideFareEstimate(BaseModel):

@@ -18,6 +18,7 @@ from prove.env.types import (
     day,
     entity_id,
     entity_ids,
+    naming,
     parse_day,
     text,
 )
@@ -65,7 +66,7 @@ class RepositoryInfo(Repository):
 
 
 class BranchInfo(BaseModel):
-    name: BranchName
+    name: BranchName = Field(json_schema_extra=naming("name"))
     head_sha: CommitSha
     is_default: bool
     ahead_of_default: int = Field(description="Commits on this branch not on the default branch.")

@@ -19,6 +19,7 @@ from prove.env.types import (
     day,
     entity_id,
     measure,
+    naming,
     parse_day,
     text,
 )
@@ -97,7 +98,7 @@ class ActivityList(Page):
 
 class RepSummary(BaseModel):
     rep_id: RepId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     role: RepRole
     manager_id: RepId | None
     territory: str
@@ -113,7 +114,7 @@ class RepSummary(BaseModel):
 class StageTotal(BaseModel):
     stage: Stage
     count: int
-    amount: float
+    amount: float = Field(json_schema_extra={MONEY: True})
 
 
 class PipelineSummary(BaseModel):

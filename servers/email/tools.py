@@ -17,6 +17,7 @@ from prove.env.types import (
     day,
     entity_id,
     entity_ids,
+    naming,
     parse_day,
     text,
 )
@@ -58,7 +59,7 @@ _FIND_HINT = "use list_emails or search_emails to find message ids (a message de
 class MailboxSummary(BaseModel):
     mailbox_id: MailboxId
     address: str
-    display_name: str
+    display_name: str = Field(json_schema_extra=naming("name"))
     kind: MailboxKind
     owner: str
     your_access: Access = Field(description="Whether the signed-in user owns it, is a delegate, or has no access.")
@@ -82,7 +83,7 @@ class FilterView(BaseModel):
 class MailboxSettings(BaseModel):
     mailbox_id: MailboxId
     address: str
-    display_name: str
+    display_name: str = Field(json_schema_extra=naming("name"))
     owner: str
     delegates: list[str]
     signature: str
@@ -93,7 +94,7 @@ class MailboxSettings(BaseModel):
 
 class FolderInfo(BaseModel):
     folder_id: FolderId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     kind: FolderKind
     total: int
     unread: int
@@ -112,7 +113,7 @@ class EmailSummary(BaseModel):
     from_address: str
     from_name: str
     to: list[str]
-    subject: str
+    subject: str = Field(json_schema_extra=naming("title"))
     snippet: str = Field(description="The first characters of the body.")
     timestamp: str
     read: bool
@@ -132,7 +133,7 @@ class EmailDetails(Email):
 
 class EmailThread(BaseModel):
     thread_id: ThreadId
-    subject: str
+    subject: str = Field(json_schema_extra=naming("title"))
     messages: list[EmailDetails] = Field(description="Oldest first, across the mailboxes you can use.")
     total: int
 
@@ -148,7 +149,7 @@ class SendReceipt(BaseModel):
     from_address: str
     to: list[str]
     cc: list[str]
-    subject: str
+    subject: str = Field(json_schema_extra=naming("title"))
     timestamp: str
     attachment_count: int
     delivered_to_mailboxes: list[str] = Field(description="Recipients hosted here, whose inbox got a copy.")

@@ -12,6 +12,7 @@ from prove.env.helpers import find, known, lookup, require, shown
 from prove.env.tool import ToolError, tool
 from prove.env.types import (
     DEFAULT_LIMIT,
+    MONEY,
     Limit,
     Offset,
     Page,
@@ -83,12 +84,12 @@ class FlightSearchResult(Page):
 
 class CabinSummary(BaseModel):
     cabin: CabinClass
-    price: float
+    price: float = Field(json_schema_extra={MONEY: True})
     rows: str = Field(description="Row range of the cabin, e.g. '4-18'.")
     seats_total: int
     seats_left: int
     bag_limit: int = Field(description="Checked bags allowed per booking (gold/platinum: one more).")
-    bag_fee: float = Field(description="Fee in USD per checked bag.")
+    bag_fee: float = Field(json_schema_extra={MONEY: True}, description="Fee in USD per checked bag.")
 
 
 class FlightDetails(_FlightBase):
@@ -109,7 +110,7 @@ class SeatMap(BaseModel):
     cabin: CabinClass
     rows: str
     letters: str
-    price: float
+    price: float = Field(json_schema_extra={MONEY: True})
     seats_total: int
     seats_left: int
     free_seats: SeatIds
@@ -140,17 +141,17 @@ class BookingList(Page):
 class FlightChangeReceipt(BaseModel):
     booking: BookingView
     previous_flight_id: FlightId
-    fare_difference: float = Field(description="New fare minus old fare; only a positive one is charged.")
-    change_fee: float
-    amount_charged: float
+    fare_difference: float = Field(json_schema_extra={MONEY: True}, description="New fare minus old fare; only a positive one is charged.")
+    change_fee: float = Field(json_schema_extra={MONEY: True})
+    amount_charged: float = Field(json_schema_extra={MONEY: True})
 
 
 class BagReceipt(BaseModel):
     booking_id: BookingId
     checked_bags: int
     bag_limit: int
-    fee_charged: float
-    price_paid: float
+    fee_charged: float = Field(json_schema_extra={MONEY: True})
+    price_paid: float = Field(json_schema_extra={MONEY: True})
 
 
 class BoardingPass(BaseModel):

@@ -18,6 +18,7 @@ from prove.env.types import (
     Page,
     entity_id,
     measure,
+    naming,
     text,
 )
 from prove.env.world import shift
@@ -84,11 +85,11 @@ class AddressList(Page):
 
 class BasketItem(BaseModel):
     item_id: ItemId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     quantity: int
     options: list[str]
-    unit_price: float
-    line_total: float
+    unit_price: float = Field(json_schema_extra={MONEY: True})
+    line_total: float = Field(json_schema_extra={MONEY: True})
     available: bool
 
 
@@ -98,10 +99,10 @@ class BasketView(BaseModel):
     restaurant_name: str | None
     items: list[BasketItem]
     promo_code: PromoCodeName | None
-    subtotal: float
+    subtotal: float = Field(json_schema_extra={MONEY: True})
     discount: float
-    delivery_fee: float
-    total_before_tip: float
+    delivery_fee: float = Field(json_schema_extra={MONEY: True})
+    total_before_tip: float = Field(json_schema_extra={MONEY: True})
     min_order: float
     short_of_minimum: float = Field(description="How much more the subtotal needs to reach the minimum order.")
     notice: str = Field("", description="What changed as a side effect, e.g. a promo removed.")

@@ -12,12 +12,14 @@ from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
     EXAMPLE,
+    MONEY,
     Limit,
     Offset,
     Page,
     day,
     entity_ids,
     measure,
+    naming,
     parse_day,
     text,
 )
@@ -58,14 +60,14 @@ _ACTIVE = ("confirmed", "checked_in")
 
 class HotelSummary(BaseModel):
     hotel_id: HotelId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     city: str
     stars: int
     amenities: list[Amenity]
     cancellation_policy: CancellationPolicy
     average_rating: float | None
     review_count: int
-    lowest_nightly_price: float = Field(
+    lowest_nightly_price: float = Field(json_schema_extra={MONEY: True},
         description="Cheapest nightly price among room types that fit the guests (and are free on "
         "every night of the dates, when dates were given)."
     )
@@ -85,10 +87,10 @@ class HotelDetails(BaseModel):
 class RoomTypeView(BaseModel):
     room_type_id: RoomTypeId
     hotel_id: HotelId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     bed: BedType
     capacity: int
-    base_price: float
+    base_price: float = Field(json_schema_extra={MONEY: True})
     size_sqm: int
     rooms_left_tonight: int
 
@@ -101,7 +103,7 @@ class RoomTypeList(Page):
 class NightAvailability(BaseModel):
     night: str
     rooms_left: int
-    price: float
+    price: float = Field(json_schema_extra={MONEY: True})
 
 
 class AvailabilityInfo(BaseModel):
@@ -114,7 +116,7 @@ class AvailabilityInfo(BaseModel):
     available: bool = Field(description="Free on every night and fits the guests.")
     sold_out_nights: list[str]
     nights: list[NightAvailability]
-    total_price: float
+    total_price: float = Field(json_schema_extra={MONEY: True})
 
 
 class ReservationList(Page):
@@ -132,8 +134,8 @@ class CancellationQuote(BaseModel):
     cancellation_policy: CancellationPolicy
     free_cancellation_until: str
     hours_until_check_in: float
-    fee: float
-    refund: float = Field(description="Money returned of what was already paid, USD.")
+    fee: float = Field(json_schema_extra={MONEY: True})
+    refund: float = Field(json_schema_extra={MONEY: True}, description="Money returned of what was already paid, USD.")
     points_returned: int
     rule: str
 
@@ -143,13 +145,13 @@ class PointsRedemption(BaseModel):
     guest_id: GuestId
     points_redeemed: int
     discount: float
-    amount_due: float
+    amount_due: float = Field(json_schema_extra={MONEY: True})
     points_left: int
 
 
 class CheckOutReceipt(BaseModel):
     reservation: Reservation
-    charged_now: float
+    charged_now: float = Field(json_schema_extra={MONEY: True})
     points_earned: int
     loyalty_points: int
 

@@ -17,6 +17,7 @@ from prove.env.types import (
     entity_id,
     entity_ids,
     moment,
+    naming,
     parse_moment,
     text,
 )
@@ -48,7 +49,7 @@ Text = text("body", f"Message text, 1 to {MAX_TEXT_CHARS} characters.", listed="
 class UserCard(BaseModel):
     user_id: UserId
     handle: str
-    display_name: str
+    display_name: str = Field(json_schema_extra=naming("name"))
     status: UserStatus
     status_message: str
     last_seen: str
@@ -66,7 +67,7 @@ class ContactList(Page):
 class ConversationSummary(BaseModel):
     conversation_id: ConversationId
     kind: ConversationKind
-    title: str = Field(description="Group name, or the other person's display name for a direct chat.")
+    title: str = Field(json_schema_extra=naming("title"), description="Group name, or the other person's display name for a direct chat.")
     member_count: int
     muted: bool = Field(description="Whether the listing user has muted this conversation.")
     last_message_at: str | None

@@ -9,7 +9,18 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, EXAMPLE, Limit, Offset, Page, entity_id, measure, text
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    EXAMPLE,
+    MONEY,
+    Limit,
+    Offset,
+    Page,
+    entity_id,
+    measure,
+    naming,
+    text,
+)
 from prove.env.world import shift
 
 from .state import (
@@ -55,10 +66,10 @@ class ShopCustomerList(Page):
 
 class CartItem(BaseModel):
     sku: Sku
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     quantity: int
-    unit_price: float
-    line_total: float
+    unit_price: float = Field(json_schema_extra={MONEY: True})
+    line_total: float = Field(json_schema_extra={MONEY: True})
     stock_left: int
 
 
@@ -66,9 +77,9 @@ class CartView(BaseModel):
     customer_id: CustomerId
     items: list[CartItem]
     coupon_code: CouponCode | None
-    subtotal: float
+    subtotal: float = Field(json_schema_extra={MONEY: True})
     discount: float
-    total_before_shipping: float
+    total_before_shipping: float = Field(json_schema_extra={MONEY: True})
     notice: str = Field("", description="What changed as a side effect, e.g. a coupon removed.")
 
 

@@ -20,6 +20,7 @@ from prove.env.types import (
     entity_id,
     entity_ids,
     measure,
+    naming,
     parse_day,
     text,
 )
@@ -61,7 +62,7 @@ _SETTINGS = ("on", "brightness", "color_temp", "target_temp", "hvac_mode", "lock
 
 class DeviceRef(BaseModel):
     device_id: DeviceId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
 
 
 class HomeList(Page):
@@ -70,7 +71,7 @@ class HomeList(Page):
 
 class RoomInfo(BaseModel):
     room_id: RoomId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     floor: int
     device_count: int
     offline_count: int
@@ -101,7 +102,7 @@ class AutomationList(Page):
 
 class DeviceEnergy(BaseModel):
     device_id: DeviceId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     device_type: DeviceType
     kwh: float
 
@@ -123,7 +124,7 @@ class EnergyReport(BaseModel):
 
 class HomeStatus(BaseModel):
     home_id: HomeId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     mode: HomeMode
     now: str
     device_count: int
@@ -140,7 +141,7 @@ class HomeStatus(BaseModel):
 class SceneActivation(BaseModel):
     scene_id: SceneId
     home_id: HomeId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     devices: list[DeviceRef]
     activated_at: str
 
@@ -156,7 +157,7 @@ class HomeModeChange(BaseModel):
 
 class FirmwareUpdate(BaseModel):
     device_id: DeviceId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     model: str
     previous_firmware: str
     firmware: str

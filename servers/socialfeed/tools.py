@@ -18,6 +18,7 @@ from prove.env.types import (
     Page,
     day,
     entity_id,
+    naming,
     parse_day,
     text,
 )
@@ -56,7 +57,7 @@ _TAG = re.compile(r"#(\w+)")
 class ProfileCard(BaseModel):
     profile_id: ProfileId
     handle: str
-    display_name: str
+    display_name: str = Field(json_schema_extra=naming("name"))
     city: str
     private: bool
     verified: bool
@@ -80,7 +81,7 @@ class Relationship(BaseModel):
 class ProfileDetails(BaseModel):
     profile_id: ProfileId
     handle: str
-    display_name: str
+    display_name: str = Field(json_schema_extra=naming("name"))
     bio: str
     city: str
     private: bool

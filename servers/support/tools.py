@@ -94,8 +94,8 @@ class CannedReplyList(Page):
 
 class ReturnStatusView(ReturnAuthorization):
     item_name: str
-    unit_price: float
-    max_refund: float = Field(description="Most that can still be refunded for this return.")
+    unit_price: float = Field(json_schema_extra={MONEY: True})
+    max_refund: float = Field(json_schema_extra={MONEY: True}, description="Most that can still be refunded for this return.")
 
 
 def _customer(state: SupportState, customer_id: str) -> SupportCustomer:

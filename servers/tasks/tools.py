@@ -17,6 +17,7 @@ from prove.env.types import (
     Page,
     day,
     entity_id,
+    naming,
     parse_day,
     text,
 )
@@ -50,7 +51,7 @@ _PRIORITY_RANK = {"urgent": 0, "high": 1, "medium": 2, "low": 3}
 class ProjectSummary(BaseModel):
     project_id: ProjectId
     workspace_id: WorkspaceId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     status: ProjectStatus
     owner_id: UserId
     owner_name: str
@@ -66,7 +67,7 @@ class ProjectList(Page):
 
 class MemberInfo(BaseModel):
     user_id: UserId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     email: UserEmail
     title: str
     role: Role
@@ -94,7 +95,7 @@ class ProjectDetails(Project):
 class TaskSummary(BaseModel):
     task_id: TaskId
     project_id: ProjectId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     assignee_id: UserId | None
     status: TaskStatus
     priority: Priority
@@ -111,7 +112,7 @@ class TaskList(Page):
 
 class TaskRef(BaseModel):
     task_id: TaskId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     status: TaskStatus
 
 
@@ -137,7 +138,7 @@ class MilestoneList(Page):
 
 class UserWorkload(BaseModel):
     user_id: UserId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     open_tasks: int
     in_progress: int
     blocked: int

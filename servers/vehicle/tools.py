@@ -11,6 +11,7 @@ from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
+    MONEY,
     Limit,
     Offset,
     Page,
@@ -18,6 +19,7 @@ from prove.env.types import (
     entity_id,
     measure,
     moment,
+    naming,
     parse_day,
     parse_moment,
     text,
@@ -59,7 +61,7 @@ ActingUserId = entity_id("user", "Your app user id (whose permission is checked)
 
 class VehicleSummary(BaseModel):
     vehicle_id: VehicleId
-    nickname: str
+    nickname: str = Field(json_schema_extra=naming("name"))
     model: str
     vin: str
     ev: bool
@@ -79,14 +81,14 @@ class VehicleList(Page):
 
 class AccessEntry(BaseModel):
     user_id: UserId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     permission: Permission
     granted_at: str
 
 
 class VehicleStatus(BaseModel):
     vehicle_id: VehicleId
-    nickname: str
+    nickname: str = Field(json_schema_extra=naming("name"))
     model: str
     model_year: int
     vin: str
@@ -146,7 +148,7 @@ class SessionList(Page):
     vehicle_id: VehicleId
     sessions: list[ChargingSession]
     total_energy_kwh: float
-    total_cost_eur: float
+    total_cost_eur: float = Field(json_schema_extra={MONEY: True})
 
 
 class AlertList(Page):

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, EXAMPLE, Limit, Offset, Page, entity_id, text
+from prove.env.types import DEFAULT_LIMIT, EXAMPLE, Limit, Offset, Page, entity_id, naming, text
 from prove_servers.wiki.state import (
     MAX_TAGS,
     Attachment,
@@ -36,14 +36,14 @@ _TAG = re.compile(r"^[a-z0-9][a-z0-9-]{0,29}$")
 
 class PageRef(BaseModel):
     page_id: PageId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     status: PageStatus
 
 
 class PageSummary(BaseModel):
     page_id: PageId
     space_key: SpaceKey
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     status: PageStatus
     parent_id: PageId | None
     author_id: UserId

@@ -14,8 +14,8 @@ takes what a result's `city` shows) and an example value (``"x-example"``); `clo
 time of day (``"x-format": "time"``). A number parameter declares what it measures with `measure`
 (``"x-number"``, one of `NUMBER_KINDS`; a money parameter's ``"x-money"`` reads as money), and a
 date that ends a span or is an expiry says so with `day`/`moment`'s `role` (``"x-date"``, one of
-`DATE_ROLES`). A result or state field that names its record (a name, a title, a subject) is
-declared with `naming` (``"x-naming"``). Synthesis reads these (`declared_text`, `declared_listed`,
+`DATE_ROLES`). A result or state field that names its record (a name, a title, a subject) says so
+with `naming` (``"x-naming"``, one of `NAMING_KINDS`), and one that is money with ``"x-money"``. Synthesis reads these (`declared_text`, `declared_listed`,
 `declared_example`, `declared_format`, `declared_number`, `declared_date_role`, `naming_fields`),
 never the parameter's name or description. Dates
 and datetimes have one schema format and one parser with one error message; every list/search
@@ -41,8 +41,8 @@ __all__ = [
     "declared_entity", "declared_format", "entity_values", "state_schema",
     "model_facing", "MONEY", "money_amount", "TEXT", "TEXT_KINDS", "LISTED", "EXAMPLE", "text",
     "clock", "declared_text", "declared_listed", "declared_example", "NUMBER", "NUMBER_KINDS",
-    "measure", "declared_number", "DATE_ROLE", "DATE_ROLES", "declared_date_role", "NAMING", "naming",
-    "naming_fields",
+    "measure", "declared_number", "DATE_ROLE", "DATE_ROLES", "declared_date_role", "NAMING", "NAMING_KINDS", "naming",
+    "naming_fields", "money_fields",
 ]
 
 ENTITY = "x-entity"
@@ -95,7 +95,14 @@ DATE_ROLES: dict[str, str] = {
 """The roles `day` and `moment` declare with `role`; a date without one is a day of its own."""
 
 NAMING = "x-naming"
-"""JSON-schema key marking the result or state field that names its record (a name, a title)."""
+"""JSON-schema key marking the result or state field that names its record (`NAMING_KINDS`)."""
+
+NAMING_KINDS: dict[str, str] = {
+    "name": "a name said with what it names: 'the Everyday account'",
+    "alone": "a name said on its own: a person's full name, a handle, a repository's owner/name",
+    "title": "a title or subject, said in quotes: 'the task \"Set up onboarding\"'",
+}
+"""How the field a record is named by is said (`naming`)."""
 
 _CLOCK = r"^([01]\d|2[0-3]):[0-5]\d$"
 MAX_PAGE = 50
@@ -209,15 +216,16 @@ def _dated(fmt: str, listed: str | None, role: str | None) -> dict[str, Any]:
     return extra
 
 
-def naming(**field_args: Any) -> Any:
-    """A ``Field`` for the string field of a result or state model that names its record (a name,
-    a title, a subject): synthesis describes the record by it and draws search words from it.
+def naming(kind: str) -> dict[str, str]:
+    """The declaration, for a result or state model field's ``Field``, that the field names its
+    record, and how a person says it (`NAMING_KINDS`):
 
-        class Customer(BaseModel):
-            full_name: str = naming(description="Customer's full name.")
+        class Account(BaseModel):
+            nickname: str = Field(json_schema_extra=naming("name"))   # "my Everyday account"
     """
-    extra = {**field_args.pop("json_schema_extra", {}), NAMING: True}
-    return Field(json_schema_extra=extra, **field_args)
+    if kind not in NAMING_KINDS:
+        raise ValueError(f"naming kind must be one of {', '.join(NAMING_KINDS)}; got {kind!r}")
+    return {NAMING: kind}
 
 
 def parse_day(value: str, param: str) -> date:
@@ -419,33 +427,48 @@ def declared_date_role(schema: Mapping[str, Any]) -> str | None:
     return None if found is None else str(found)
 
 
-def naming_fields(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> list[str]:
-    """The fields declared `naming` anywhere in a result or state model's schema (through ``$ref``,
-    ``anyOf`` and array items), each once, in the order the schema shows them."""
+def _fields_declaring(schema: Mapping[str, Any], key: str,
+                      defs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """field -> the value of declaration `key`, for every property anywhere in a result or state
+    model's schema (through ``$ref``, ``anyOf``, array items and maps) that declares it; the first
+    declaration of a field name wins, in the order the schema shows them."""
     defs = schema.get("$defs", {}) if defs is None else defs
-    found: list[str] = []
-    seen: set[int] = set()
+    found: dict[str, Any] = {}
+    seen: set[str] = set()
 
     def walk(node: Any) -> None:
-        if isinstance(node, Mapping):
-            if "$ref" in node:
-                target = defs.get(str(node["$ref"]).rsplit("/", 1)[-1])
-                if target is not None and id(target) not in seen:
-                    seen.add(id(target))
-                    walk(target)
-            for key, sub in node.get("properties", {}).items():
-                if isinstance(sub, Mapping) and _declared(sub, NAMING) and key not in found:
-                    found.append(key)
+        if not isinstance(node, Mapping):
+            return
+        ref = node.get("$ref")
+        if ref is not None:
+            name = str(ref).rsplit("/", 1)[-1]
+            if name not in seen:
+                seen.add(name)
+                walk(defs.get(name))
+        for field, sub in node.get("properties", {}).items():
+            if isinstance(sub, Mapping):
+                value = _declared(sub, key)
+                if value is not None and field not in found:
+                    found[field] = value
                 walk(sub)
-            for option in node.get("anyOf", ()):
-                walk(option)
-            walk(node.get("items"))
-            extra = node.get("additionalProperties")
-            if isinstance(extra, Mapping):
-                walk(extra)
+        for option in node.get("anyOf", ()):
+            walk(option)
+        walk(node.get("items"))
+        walk(node.get("additionalProperties"))
 
     walk(schema)
     return found
+
+
+def naming_fields(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """field -> how it is said (`NAMING_KINDS`), for the fields a result or state model's schema
+    declares `naming`."""
+    return {k: str(v) for k, v in _fields_declaring(schema, NAMING, defs).items()}
+
+
+def money_fields(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> frozenset[str]:
+    """The fields a result or state model's schema declares money (``x-money``)."""
+    return frozenset(k for k, v in _fields_declaring(schema, MONEY, defs).items() if v)
 
 
 def model_facing(schema: Any) -> Any:
