@@ -77,7 +77,7 @@ def test_style_marks_count_what_a_reader_trips_on() -> None:
              "Book it."]
     marks = style_marks(texts)
     assert marks == {"raw_id": 0.2, "field_phrase": 0.2, "back_reference": 0.2, "polite": 0.2, "broken_text": 0.0,
-                     "motive": 0.2}
+                     "template_slip": 0.0, "motive": 0.2}
     broken = ["Please What's holding up my task?.", "Go ahead and Open CNV-0003 and tell me who has it muted..",
               "Then What's the balance?", "Wait... what's the balance? Then check the other one."]
     assert [bool(style_marks([t])["broken_text"]) for t in broken] == [True, True, True, False]
@@ -86,15 +86,22 @@ def test_style_marks_count_what_a_reader_trips_on() -> None:
     assert not acknowledges("Great Barrier Reef trips, please") and not acknowledges("Okayama hotels")
 
 
-def test_a_quoted_value_is_unshown_unless_an_earlier_reply_showed_it() -> None:
+def test_a_reference_is_unshown_when_only_a_tool_result_held_its_value() -> None:
     messages = [{"role": "user", "content": "Find my orders from 'Pizza Roma'."},  # a first turn: not counted
                 {"role": "assistant", "content": "", "tool_calls": []},
-                {"role": "tool", "content": '{"zone": "downtown", "total": 31.5}'},
+                {"role": "tool", "content": '{"orders": [{"zone": "downtown", "restaurant": "Pizza Roma", '
+                                            '"note": "Leave it at the door"}], "total": 1}'},
                 {"role": "assistant", "content": "You have one order from Pizza Roma, 31.50 in total."},
-                {"role": "user", "content": "Review the one whose zone is 'downtown' and the 'Pizza Roma' one."}]
-    assert unshown_references(messages) == (2, 1)  # 'downtown' was only in the tool result
-    report = quality_report([turn_summary({"kind": "multi_turn", "messages": messages, "tools": []})])
-    assert report["quoted_references"] == 2 and report["unshown_reference_share"] == 0.5
+                {"role": "user", "content": "Review the one whose zone is 'downtown' and the 'Pizza Roma' one."},
+                {"role": "user", "content": "I'm Ines Garcia. What's the 'Leave it at the door' order? "
+                                            "Send \"see you soon\" to 'Pizza Roma'."}]
+    # 'downtown' and 'Leave it at the door' only a tool result held; 'Pizza Roma' the user said first
+    # (and a reply showed); "I'm ... What's" is two contractions; "see you soon" is the user's own text
+    assert unshown_references(messages) == (2, 2)
+    shown = [*messages[:3], {"role": "assistant", "content": "One order, downtown."}, *messages[4:5]]
+    assert unshown_references(shown) == (1, 0)
+    report = quality_report([turn_summary({"kind": "multi_turn", "messages": messages[:5], "tools": []})])
+    assert report["result_references"] == 1 and report["unshown_result_share"] == 1.0
     assert report["followup_turns"] == 1 and report["acknowledgement_opener_share"] == 0.0
     assert report["words_per_turn"] == 9.0
     assert report["identity_restated_share"] == 0.0
@@ -128,7 +135,7 @@ def test_the_dataset_card_reports_quality_beside_bfcl(small_run) -> None:
     result, out = small_run
     card = json.loads((out / "card.json").read_text())
     assert card["quality"]["user_turns"] > 0 and card["quality_reference"]["user_turns"] > 1000
-    assert card["quality_reference"]["unshown_reference_share"] is None  # BFCL shows no replies
+    assert card["quality_reference"]["unshown_result_share"] is None  # BFCL shows no replies
     md = (out / "card.md").read_text()
     assert "BFCL v4 multi-turn" in md and "4-grams per 100 words" in md and "raw id" in md
 

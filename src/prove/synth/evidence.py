@@ -23,7 +23,7 @@ from prove.env.registry import Registry
 __all__ = [
     "ValueSet", "json_values", "text_has_value", "call_stats", "ground_truth_calls",
     "successful_tool_messages", "provenance", "redundant_reads", "held_in", "PERSON_KINDS", "numbers_in",
-    "number_key",
+    "number_key", "ACTING_PARAMS",
 ]
 
 _NUMBER = re.compile(r"(?<![\w.\-:/])\d[\d,]*(?:\.\d+)?(?![\w\-:/]|\.\d)")
@@ -106,6 +106,12 @@ def call_stats(example: Mapping[str, Any]) -> tuple[int, int]:
     tools = [m for m in example.get("messages", ()) if m.get("role") == "tool"]
     errors = sum(str(m.get("content", "")).startswith("Error:") for m in tools)
     return len(tools), errors
+
+
+ACTING_PARAMS = frozenset({"user_id", "customer_id", "employee_id", "guest_id", "passenger_id", "investor_id",
+                           "profile_id", "viewer_profile_id", "requester_profile_id", "sender_id", "agent_id",
+                           "rep_id", "requested_by_rep_id"})
+"""Parameters that say whom a call acts as (the user of the app), not whom it acts on."""
 
 
 def ground_truth_calls(example: Mapping[str, Any]) -> list[tuple[int, int, dict[str, Any]]]:

@@ -12,6 +12,10 @@ what the function does). For each tool:
 - ``clarify``: per required parameter, how the assistant asks for that value when it is missing.
 - ``text``: per free-text parameter, values that fit the field and the app (a hotel review reads
   like a hotel review).
+- ``flags``: per boolean parameter a request mentions, how the user says it, [when true, when
+  false] ("Store it {secret}." with ``secret: ["as a secret", "as a plain variable"]``), so a
+  flag never reads as a question and its answer ("Unread only? yes"); a switch (``SWITCHES``:
+  `on`, `enabled`, ...) reads "on"/"off" and needs none.
 
 Per server, ``off_tool``: requests a user of that app would plausibly make that no tool serves;
 ``motives``: reasons a user of that app gives for what they ask ("I'm planning my budget for next
@@ -36,7 +40,7 @@ from prove.profiles import repo_root
 
 __all__ = ["Intents", "ToolIntents", "load_intents", "check_intents", "INTENTS_DIR", "copied_run",
            "placeholders", "MIN_REQUESTS", "MIN_OFF_TOOL", "MIN_TEXTS", "COPY_RUN", "intents_of",
-           "tool_intents", "word_runs", "PLACEHOLDER", "MIN_MOTIVES"]
+           "tool_intents", "word_runs", "PLACEHOLDER", "MIN_MOTIVES", "SWITCHES"]
 
 INTENTS_DIR = repo_root() / "data" / "intents"
 MIN_REQUESTS = 4
@@ -58,6 +62,11 @@ class ToolIntents:
     ask: tuple[str, ...]
     clarify: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     text: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    flags: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+
+
+SWITCHES = frozenset({"on", "enabled", "enable", "active", "power", "muted", "locked"})
+"""Boolean parameters that read "on"/"off" in a request ("Valet mode {enabled}")."""
 
 
 @dataclass(frozen=True)
@@ -120,14 +129,21 @@ def load_intents(server: str, directory: str | None = None) -> Intents:
         raise ValueError(f"{path}: unknown top-level keys {sorted(unknown)}; valid: motives, off_tool, tools")
     tools: dict[str, ToolIntents] = {}
     for name, entry in (data.get("tools") or {}).items():
-        if not isinstance(entry, dict) or set(entry) - {"ask", "clarify", "text"}:
-            raise ValueError(f"{path}: tools.{name} must be a mapping with keys ask, clarify, text")
+        if not isinstance(entry, dict) or set(entry) - {"ask", "clarify", "text", "flags"}:
+            raise ValueError(f"{path}: tools.{name} must be a mapping with keys ask, clarify, text, flags")
+        flags = {}
+        for p, v in (entry.get("flags") or {}).items():
+            said = _strings(v, f"{path}: tools.{name}.flags.{p}")
+            if len(said) != 2:
+                raise ValueError(f"{path}: tools.{name}.flags.{p} must be two phrases, [when true, when false]")
+            flags[p] = (said[0], said[1])
         tools[name] = ToolIntents(
             ask=_strings(entry.get("ask"), f"{path}: tools.{name}.ask"),
             clarify={p: _strings(v, f"{path}: tools.{name}.clarify.{p}")
                      for p, v in (entry.get("clarify") or {}).items()},
             text={p: _strings(v, f"{path}: tools.{name}.text.{p}")
                   for p, v in (entry.get("text") or {}).items()},
+            flags=flags,
         )
     motives = _strings(data["motives"], f"{path}: motives") if "motives" in data else ()
     return Intents(server, tools, _strings(data.get("off_tool"), f"{path}: off_tool"), path, motives)
@@ -192,6 +208,15 @@ def check_intents(server: ServerSpec, intents: Intents, registry: Registry | Non
         for p in t.required:
             if p in props and p not in entry.clarify:
                 problems.append(f"{where}: {t.name}: no clarify questions for required '{p}'")
+        for p in entry.flags:
+            if p not in props or not _boolean(props[p]):
+                problems.append(f"{where}: {t.name}: flags names '{p}', which is not a boolean parameter")
+        for ask in entry.ask:
+            for p in placeholders(ask):
+                if p in props and _boolean(props[p]) and p not in entry.flags and p not in SWITCHES \
+                        and not p.endswith("_only"):
+                    problems.append(f"{where}: {t.name}: boolean '{{{p}}}' needs flags (how a person says "
+                                    f"it when true and when false) in: {ask}")
         for p, qs in entry.clarify.items():
             if p not in t.params:
                 problems.append(f"{where}: {t.name}: clarify names unknown parameter '{p}'")
@@ -223,3 +248,9 @@ def check_intents(server: ServerSpec, intents: Intents, registry: Registry | Non
 def all_requests(intents: Sequence[Intents]) -> list[str]:
     """Every request of every tool (for the data-quality report)."""
     return [a for i in intents for t in i.tools.values() for a in t.ask]
+
+
+def _boolean(schema: Mapping[str, Any]) -> bool:
+    """A parameter's schema takes true/false (directly or as one of its `anyOf`)."""
+    return schema.get("type") == "boolean" or any(
+        isinstance(a, Mapping) and a.get("type") == "boolean" for a in schema.get("anyOf", ()))

@@ -519,7 +519,8 @@ async def run_conversation(script: Script, teacher: Teacher, env: SynthEnv) -> O
 
 def _system(convo: Conversation) -> str:
     """The system message: the servers' domains and the rules; with `show_context`, the sampled
-    entities too (their values then count as shown context for provenance)."""
+    entities too. Shown context grounds nothing: provenance counts only the user's own words and
+    earlier tool results (`evidence.provenance`), so a value the model can only read here fails it."""
     servers = [convo.env.registry.server(s) for s in convo.script.servers]
     lines: list[str] = []
     if convo.env.show_context:

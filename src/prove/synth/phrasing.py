@@ -27,13 +27,13 @@ from typing import Any
 from prove.env.registry import ServerSpec
 from prove.env.tool import ToolSpec
 from prove.graph.features import tokens
-from prove.synth.intents import PLACEHOLDER
+from prove.synth.intents import PLACEHOLDER, SWITCHES
 
 __all__ = [
     "humanize", "entity_of", "tool_phrases", "render_value", "mention", "step_text", "render_turn",
     "clarify_question", "supply_text", "abstain_reply", "domain_of",
     "GENERIC_OFF_TOPIC", "system_prompt", "enum_words", "fill_request", "join_requests", "LINKS",
-    "describe_result", "describe_item", "pick_out", "say_date", "say_value", "drop_identity",
+    "describe_result", "describe_item", "pick_out", "agree", "only_words", "say_date", "say_value", "drop_identity",
     "Persona", "draw_persona", "speak", "typo", "wants_motive", "SPEAKER",
 ]
 
@@ -200,9 +200,14 @@ def render_value(value: Any) -> str:
 
 
 def enum_words(value: Any, rng: random.Random) -> str:
-    """How a user says an enum value: "in progress" for `in_progress`, sometimes capitalised."""
+    """How a user says an enum value mid-sentence: "in progress" for `in_progress`, "balanced" for
+    `Balanced` (a Title-case word lower-cased; an acronym such as "USD" kept), "no media" for a
+    `none` ("a plain post", not "a none post"). `rng` is kept for callers' streams."""
+    rng.random()
     text = str(value).replace("_", " ").replace("-", " ")
-    return text.title() if rng.random() < 0.3 else text
+    if text.lower() in ("none", "null"):
+        return "plain"
+    return " ".join(w.lower() if w[:1].isupper() and w[1:].islower() else w for w in text.split(" "))
 
 
 _NAME_FIELDS = ("name", "full_name", "display_name", "username", "handle", "nickname")
@@ -328,7 +333,7 @@ def mention(param: str, value: Any, kind: str, rng: random.Random, **info: Any) 
         ent = info.get("source_entity") or "item"
     if kind == "result-item":
         item = info.get("item") or ent
-        if item != ent and item not in ent and ent not in item:
+        if not _same_thing(item, ent):
             return f"the {ent} of {pick_out(item, info['descr_field'], info['descr'], rng)}"
         return pick_out(ent, info["descr_field"], info["descr"], rng)
     if kind == "named":
@@ -348,7 +353,9 @@ def mention(param: str, value: Any, kind: str, rng: random.Random, **info: Any) 
         return rng.choice((f"{name} {words}", f"{name} set to {words}", f"{words} as the {name}"))
     if kind == "bool":
         on = bool(value)
-        return rng.choice((f"{name} {'on' if on else 'off'}", f"{name}: {'yes' if on else 'no'}",
+        if param.endswith("_only"):
+            return only_words(param, on)
+        return rng.choice((f"{name} {'on' if on else 'off'}", f"{name} set to {'on' if on else 'off'}",
                            f"with {name} {'enabled' if on else 'disabled'}"))
     if kind == "text":
         return rng.choice((f'{name} "{text}"', f'{name}: "{text}"', f'the {name} "{text}"'))
@@ -409,6 +416,8 @@ _PAST = {"create": "created", "add": "added", "update": "updated", "edit": "edit
          "stop": "stopped", "merge": "merged", "reply": "replied to", "forward": "forwarded",
          "mark": "marked", "write": "wrote", "rate": "rated", "run": "ran", "trigger": "triggered",
          "invite": "invited", "follow": "followed", "like": "liked", "rollback": "rolled back"}
+_PARTICIPLE = {"write": "written", "run": "run"}
+"""Where a verb's participle is not its past tense ("the review is written", not "is wrote")."""
 _DETAIL_KEYS = ("status", "state", "type", "kind", "category", "city", "role", "priority", "date",
                 "start", "when", "due", "time")
 _ID_VALUE = re.compile(r"^[A-Z]{2,6}-\d+$")
@@ -515,7 +524,7 @@ def describe_result(spec: ToolSpec, result: Any, rng: random.Random,
     result = _record(result)
     words = tokens(spec.name)
     verb = words[0] if words else ""
-    noun = " ".join(w for w in words[1:] if w not in _PREPOSITIONS) or "request"
+    noun = " ".join(w for w in words[1:] if w not in _PREPOSITIONS and w != "my") or "request"
     listed = _listed(result)
     if listed is not None and not (spec.write and not listed[1]):
         key, items = listed
@@ -540,8 +549,10 @@ def describe_result(spec: ToolSpec, result: Any, rng: random.Random,
             if past is None:
                 head = rng.choice((f"Done: {text}.", f"That's done — {text}."))
             else:
-                head = rng.choice((f"I've {past} the {noun}: {text}.", f"Done — I {past} the {noun}: {text}.",
-                                   f"The {noun} is {past}: {text}."))
+                done = _PARTICIPLE.get(verb, past)  # "I've written", "I wrote"
+                head = rng.choice((f"I've {done} the {noun}: {text}.", f"Done — I {past} the {noun}: {text}.",
+                                   f"The {noun} is {done}: {text}." if verb != "transfer" else
+                                   f"I've {done} the {noun}: {text}."))
         else:
             head = rng.choice((f"Here's the {noun}: {text}.", f"I've got it: {text}.",
                                f"This is what I see for the {noun}: {text}."))
@@ -591,7 +602,29 @@ def abstain_reply(servers: Sequence[ServerSpec], rng: random.Random) -> str:
     ))
 
 
-_BOOL_SWITCH = {"on", "enabled", "enable", "active", "power", "muted", "locked"}
+def only_words(param: str, on: bool) -> str:
+    """A filter flag as people say it, never "Unread only? yes": `unread_only` -> "just the unread
+    ones" / "all of them, unread or not"; `favorites_only` -> "just the favorites"."""
+    what = humanize(param).rsplit(" ", 1)[0]
+    if not on:
+        return f"all of them, {what} or not"
+    return f"just the {what}" if what.endswith("s") else f"just the {what} ones"
+
+
+_SAME_THINGS = (frozenset({"message", "email", "mail"}), frozenset({"post", "status"}),
+                frozenset({"reservation", "booking"}))
+
+
+def _same_thing(item: str, noun: str) -> bool:
+    """Whether a listed item and the thing a parameter names are one thing ("the message" of an
+    email is the email: "the message on the ... email" reads as a slip)."""
+    if item == noun or item in noun or noun in item:
+        return True
+    a, b = item.split()[-1], noun.split()[-1]
+    return any(a in group and b in group for group in _SAME_THINGS)
+
+
+_BOOL_SWITCH = SWITCHES
 
 
 def _short_mention(param: str, value: Any, kind: str, entity: str | None, rng: random.Random,
@@ -600,7 +633,7 @@ def _short_mention(param: str, value: Any, kind: str, entity: str | None, rng: r
     noun = entity.replace("_", " ") if entity else entity_of(param)
     if kind == "result-item":
         item = info.get("item") or noun
-        if item != noun and item not in noun and noun not in item:
+        if not _same_thing(item, noun):
             return f"the {noun} {rng.choice(('of', 'on', 'behind'))} {pick_out(item, info['descr_field'], info['descr'], rng)}"
         return pick_out(noun, info["descr_field"], info["descr"], rng)
     if kind == "named":
@@ -615,6 +648,8 @@ def _short_mention(param: str, value: Any, kind: str, entity: str | None, rng: r
     if kind == "bool":
         if param in _BOOL_SWITCH:
             return "on" if value else "off"
+        if param.endswith("_only"):
+            return only_words(param, bool(value))
         return "yes" if value else "no"
     text = render_value(value)
     if kind == "id":
@@ -638,13 +673,16 @@ _ME = SPEAKER
 
 def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str, Any]]],
                  entities: dict[str, str | None], rng: random.Random, withheld: str | None = None,
-                 numbers: frozenset[str] = frozenset(), introduced: dict[str, Any] | None = None) -> str:
+                 numbers: frozenset[str] = frozenset(), introduced: dict[str, Any] | None = None,
+                 flags: Mapping[str, tuple[str, str]] | None = None) -> str:
     """A written request (data/intents) with each ``{param}`` replaced by its mention; mentions the
     request has no place for are added at the end, so every value the call needs is written.
 
     `introduced` (parameter -> value) is who the user has already said they are in this
     conversation: a request's "I'm {customer_id}" for the same person is left out rather than said
-    again (the value is in an earlier turn), and a first statement is recorded there."""
+    again (the value is in an earlier turn), and a first statement is recorded there.
+
+    `flags` (the tool's ``flags`` in data/intents): how the user says a boolean, [true, false]."""
     by_param = {m[0]: m for m in mentions}
     placed: set[str] = set()
     for match in list(_ME.finditer(template)):  # said before, or known from a result: not said
@@ -676,6 +714,8 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
             return rng.choice(("the same ", "that ", "this ")) + entity.replace("_", " ")
         placed.add(param)
         _, kind, value, info = got
+        if kind == "bool" and flags and param in flags:
+            return flags[param][0 if value else 1]
         return _short_mention(param, value, kind, entities.get(param), rng, **info)
 
     def me(match: re.Match[str]) -> str:
@@ -709,7 +749,30 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
             if m[0] not in placed and m[0] != withheld]
     if rest:
         text = text.rstrip() + " " + rng.choice(("Use ", "That's with ", "Go with ")) + _join(rest) + "."
-    return text[:1].upper() + text[1:]
+    return agree(text[:1].upper() + text[1:])
+
+
+_ONE_PLURAL = re.compile(r"(?<![\d.,$])\b1 ([a-z]{2,}[^s'u])s\b")
+_A_VOWEL = re.compile(r"\b([Aa]) (?=[aeioAEIO](?!ne\b|nce\b|ne-))")
+
+
+def _singular(word: str) -> str:
+    """"guests" -> "guest", "categories" -> "category", "boxes" -> "box"."""
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("xes", "ches", "shes", "sses", "zes")):
+        return word[:-2]
+    return word[:-1]
+
+
+def agree(text: str) -> str:
+    """A filled request's words agree with the values put in it: "1 guest" (not "1 guests"), "an
+    image post" (not "a image post"); quoted text (the user's own words) is left as written."""
+    parts = re.split(r'("[^"]*")', text)
+    for i in range(0, len(parts), 2):
+        part = _ONE_PLURAL.sub(lambda m: "1 " + _singular(m.group(1) + "s"), parts[i])
+        parts[i] = _A_VOWEL.sub(lambda m: m.group(1) + "n ", part)
+    return "".join(parts)
 
 
 def drop_identity(template: str, param: str) -> str:

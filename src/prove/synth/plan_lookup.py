@@ -16,8 +16,27 @@ from prove.env.tool import ToolSpec
 from prove.graph.features import PAGING, Param, server_features
 from prove.synth.plan_results import Descriptor, Hit, descriptor, strings
 
-__all__ = ["Belonging", "Named", "Pick", "Resolver", "Resolvers", "listing_arguments",
-           "pick_named"]
+__all__ = ["Belonging", "CARRIED_KINDS", "Named", "Pick", "Resolver", "Resolvers", "carried",
+           "listing_arguments", "pick_named"]
+
+
+CARRIED_KINDS: frozenset[str] = frozenset({
+    # printed on a receipt, a confirmation email or a boarding pass: people quote these numbers
+    "order", "trade_order", "booking", "reservation", "rental", "ticket", "product_return",
+    "expense_report", "flight_number", "seat", "airport", "promo_code", "coupon",
+    # what developers say by number or hash
+    "pull_request", "issue", "commit", "pipeline_run", "revision_number",
+    # an email address is one's own to give
+    "customer_email", "guest_email", "user_email",
+})
+"""Entity kinds whose ids people carry (declared once, by the kinds' names in the servers'
+`entity_id` declarations): a user may give these as written; a thing of any other kind (an
+account, a page, a device, the user themself) is named, and a listing resolves it where one can."""
+
+
+def carried(kind: str | None) -> bool:
+    """Whether people carry ids of `kind` (``CARRIED_KINDS``)."""
+    return kind in CARRIED_KINDS
 
 
 @dataclass(frozen=True)
@@ -106,6 +125,7 @@ class Pick:
     args: dict[str, Any]
     belongs: Belonging | None
     bad: set[str]
+    allowed: frozenset[str] | None = None  # an error listed the valid ids (as repr): one of them
 
 
 @dataclass(frozen=True)
@@ -122,7 +142,7 @@ def pick_named(hits: list[Hit], pick: Pick, rng: Any) -> Named | None:
     already an argument and belonging to the conversation's world; drawn among the first eight."""
     wanted = str if pick.json_type == "string" else int
     hits = [h for h in hits if h.item is not None and isinstance(h.value, wanted)
-            and repr(h.value) not in pick.bad]
+            and repr(h.value) not in pick.bad and (pick.allowed is None or repr(h.value) in pick.allowed)]
     hits = [h for h in hits if h.value not in pick.args.values()] or hits
     if pick.belongs is not None:
         hits = [h for h in hits if pick.belongs(pick.kind, h.value, h.item)] or hits

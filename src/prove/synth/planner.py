@@ -33,7 +33,14 @@ from prove.synth.intents import placeholders, tool_intents
 from prove.synth.machine import Conversation, Infeasible, State, TurnSpec
 from prove.synth.phrasing import SPEAKER
 from prove.synth.plan_errors import Lessons, learn
-from prove.synth.plan_lookup import Belonging, Pick, Resolvers, listing_arguments, pick_named
+from prove.synth.plan_lookup import (
+    Belonging,
+    Pick,
+    Resolvers,
+    carried,
+    listing_arguments,
+    pick_named,
+)
 from prove.synth.plan_results import (
     base_schema,
     fed_from,
@@ -47,10 +54,11 @@ from prove.synth.plan_values import Prefer, ToolParams, is_running_text, user_va
 from prove.synth.records import derived_rng
 from prove.synth.sampling import StateLinks, param_kind
 
-__all__ = ["LOOKUP_RATE", "Mention", "Planned", "Planner", "Resolvers", "ToolParams", "turn_calls",
+__all__ = ["LOOKUP_RATE", "Mention", "Planned", "Planner", "Resolvers", "ToolParams", "turn_calls", "speaking",
            "user_value"]
 
-LOOKUP_RATE = 0.9  # how often an id the user supplies is named instead, where a listing resolves it
+LOOKUP_RATE = 1.0  # how often an id the user supplies is named instead, where a listing resolves it
+CARRIED_SHARE = 0.5  # of that, for an id people carry (an order number: `plan_lookup.CARRIED_KINDS`)
 
 
 @dataclass(frozen=True)
@@ -136,7 +144,7 @@ def _param_schema(spec: ToolSpec, param: str) -> dict[str, Any]:
     return base_schema(spec.input_schema.get("properties", {}).get(param, {}))
 
 
-def _speaking(spec: ToolSpec) -> frozenset[str]:
+def speaking(spec: ToolSpec) -> frozenset[str]:
     """The parameters that are the user themself in the tool's requests ("I'm {customer_id}")."""
     written = tool_intents(spec.server, spec.name)
     return frozenset(m.group(2) for a in (written.ask if written else ()) for m in SPEAKER.finditer(a))
@@ -289,7 +297,7 @@ class Planner:
         """How the user gave who they are, when `param` is who is speaking ("I'm {customer_id}" in
         the tool's requests) and they said it before on this server (for any parameter of the kind)."""
         kind = param_kind(spec, param)
-        if kind is None or param not in _speaking(spec):
+        if kind is None or param not in speaking(spec):
             return None
         return self.speakers.get((spec.server, kind))
 
@@ -298,7 +306,7 @@ class Planner:
         spec = self.reg.tool(planned.tool)
         for m in planned.mentions:
             kind = param_kind(spec, m.param)
-            if kind is not None and m.kind in ("id", "named") and m.param in _speaking(spec):
+            if kind is not None and m.kind in ("id", "named") and m.param in speaking(spec):
                 self.speakers.setdefault((spec.server, kind), m)
             if m.kind in ("id", "value", "named") and _reusable(spec, m.param) \
                     and (spec.server, m.param) not in self.given:
@@ -406,7 +414,12 @@ class Planner:
         a thing they name (looked up), else a fresh draw (None: nothing fits)."""
         spec, lessons, rng = at.spec, at.lessons, self.rng
         tried = lessons.tried
-        if param in lessons.pinned:
+        rate = self.lookup_rate * (CARRIED_SHARE if carried(param_kind(spec, param)) else 1.0)
+        if param in lessons.pinned:  # an error listed the valid ids: the user names one of them
+            if rng.random() < rate and at.step != self.asked_step:
+                found = self._lookup(at, param, draft, frozenset(map(repr, lessons.pinned[param])))
+                if found is not None:
+                    return found
             return Mention(param, "id", rng.choice(lessons.pinned[param]), {})
         given = self.given.get((spec.server, param))
         speaker = self._speaker(spec, param)
@@ -416,7 +429,7 @@ class Planner:
         if given is not None and param not in (redraw or ()) and rng.random() < 0.95 \
                 and repr(given.value) not in tried.get(param, ()):
             return Mention(param, given.kind, given.value, {**given.info, "repeat": True})
-        if rng.random() < self.lookup_rate and at.step != self.asked_step:
+        if rng.random() < rate and at.step != self.asked_step:
             found = self._lookup(at, param, draft)
             if found is not None:
                 return found
@@ -459,14 +472,16 @@ class Planner:
                                                      used, self.c.ctx.attrs)
         return found
 
-    def _lookup(self, at: Attempt, param: str, draft: Draft) -> Mention | None:
+    def _lookup(self, at: Attempt, param: str, draft: Draft, allowed: frozenset[str] | None = None
+                ) -> Mention | None:
         """The user names the thing instead of giving its id: a listing of its kind, scoped by the
         ids the conversation already uses (the customer's accounts), is called on the fork and one
         listed object, told apart from the others by a field ("the account named 'Everyday'"),
         gives the id. A listing the conversation already called with the same arguments (earlier,
         or for another parameter of this call) is read again instead of called twice; a new call
-        goes into `draft.lookups`. None when no listing of the kind can be called with what the
-        conversation knows, or none tells its objects apart."""
+        goes into `draft.lookups`. `allowed` (repr of ids an error listed as valid) limits the pick.
+        None when no listing of the kind can be called with what the conversation knows, or none
+        tells its objects apart."""
         spec = at.spec
         kind = param_kind(spec, param)
         schema = _param_schema(spec, param)
@@ -477,7 +492,7 @@ class Planner:
                 for q in [*(q for p in self.by_step.values() for q in p.lookups.values()),
                           *draft.lookups.values()]}
         pick = Pick(kind, schema["type"], draft.args, self._belongs(spec, draft.args),
-                    at.lessons.tried.get(param, set()))
+                    at.lessons.tried.get(param, set()), allowed)
         for resolver in self.resolvers(self.reg.server(spec.server), kind):
             listing = self.reg.tool(resolver.tool)
             for rargs in listing_arguments(listing, self.params(listing), known):

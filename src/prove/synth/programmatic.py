@@ -29,6 +29,7 @@ import re
 from typing import Any
 
 from prove.synth import phrasing as P
+from prove.synth.evidence import ACTING_PARAMS
 from prove.synth.intents import intents_of, placeholders, tool_intents
 from prove.synth.machine import Action, Conversation, TeacherError
 from prove.synth.planner import (
@@ -37,6 +38,7 @@ from prove.synth.planner import (
     Planner,
     Resolvers,
     ToolParams,
+    speaking,
     turn_calls,
     user_value,
 )
@@ -163,13 +165,17 @@ class ProgrammaticTeacher:
         convo.scratch["introduced"] = {}
 
     def _who(self, convo: Conversation) -> str | None:
-        """The user's name where the conversation acts on a person it names (the customer the
-        calls are for, looked up by name): the persona's own; None when no call names one."""
+        """The user's name where the conversation's calls act as a person it names (the customer
+        the calls are for, looked up by name; a parameter of ``quality.ACTING_PARAMS`` or one a
+        request says "I'm {...}" of, never an invitee or an assignee): the persona's own; None when
+        no call names one."""
         for plans in convo.scratch["plans"]:
             for p in plans:
                 spec = convo.env.registry.tool(p.tool)
                 for m in p.mentions:
                     kind = param_kind(spec, m.param)
+                    if m.param not in ACTING_PARAMS and m.param not in speaking(spec):
+                        continue  # a person the user acts on (an invitee) is not the user
                     if m.kind == "named" and kind and P._person(kind.replace("_", " ")) \
                             and m.info.get("descr_field") in ("name", "full_name", "display_name"):
                         return str(m.info["descr"])
@@ -212,8 +218,10 @@ class ProgrammaticTeacher:
                 template = p.template
                 if persona.typos and rng.random() < 0.3:
                     template = P.typo(template, rng)
+                written_tool = tool_intents(tool.server, tool.name)
                 parts.append(P.fill_request(template, kept, entities, rng, hidden, numbers,
-                                            introduced if spec.kind != "clarify" else None))
+                                            introduced if spec.kind != "clarify" else None,
+                                            flags=written_tool.flags if written_tool is not None else None))
             else:
                 written = False
                 phrase = rng.choice(P.tool_phrases(tool))
@@ -252,7 +260,7 @@ class ProgrammaticTeacher:
                 kept.append((param, got.kind, got.value, {"words": got.words} if got.words else {}))
             else:
                 entities = _entities(spec)
-                return P.fill_request(template, kept, entities, rng)
+                return P.fill_request(template, kept, entities, rng, flags=written.flags)
         mentions = []
         args = {}
         for param in spec.required:

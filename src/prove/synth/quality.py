@@ -19,12 +19,19 @@ Measures (each computed identically on both sides):
   an item named by a schema field ("whose <field> is '<value>'"), a back-reference ("from before",
   "from that list", "you just found"), a polite marker, a motive ("because", "so that", "for my"),
   broken template text (a doubled full stop as in "?." or "..", or a capitalised request spliced
-  into a frame as in "Please What's ..." or "Go ahead and Open ...");
+  into a frame as in "Please What's ..." or "Go ahead and Open ..."), a template slip (a value put
+  into a request without agreeing with it: "for 1 guests", a flag as "Unread only? yes", "a none
+  post", "the message on the ... email");
+- **raw ids by kind** (PROVE only): the share of user turns with a raw id of a kind people do not
+  carry (``plan_lookup.CARRIED_KINDS``: an order number, a booking reference, a ticket number are
+  carried; an account, a page, the user's own id are not), and the raw ids by entity kind (the
+  kind the ground-truth call declares for the id; "?" for an id no call passes);
 - **acknowledgement openers**: share of follow-up user turns (the second on) opening with a canned
   acknowledgement ("Great.", "Thanks!", "Perfect, ...", ``ACKNOWLEDGEMENTS``);
-- **unshown references** (PROVE only; BFCL's questions come without replies): of the quoted values
-  ('...') a follow-up user turn names, the share that no earlier assistant reply showed: the user
-  refers to something they were never shown;
+- **unshown references** (PROVE only; BFCL's questions come without replies): of the follow-up
+  user turns' references to an item by a value an earlier tool result held (a quoted '...' or
+  "..." value no earlier user turn wrote; contractions are not quotes), the share that no earlier
+  assistant reply showed: the user refers to something only the model saw;
 - **entity coherence** (PROVE only; BFCL states hold no linked entity ids): share of multi-turn
   conversations (naming two or more ids) whose ids (the ground-truth arguments that declare an
   entity kind and exist in the seed's initial state) are linked in that state: connected when two
@@ -58,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from prove.synth.evidence import (
+    ACTING_PARAMS,
     ground_truth_calls,
     number_key,
     numbers_in,
@@ -65,11 +73,12 @@ from prove.synth.evidence import (
     successful_tool_messages,
 )
 from prove.synth.intents import copied_run, word_runs
+from prove.synth.plan_lookup import carried
 from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
            "VARIETY_WORDS", "quality_markdown", "flat_report", "STYLE_MARKS", "style_marks", "ACKNOWLEDGEMENTS",
-           "acknowledges", "unshown_references", "unused_reads", "one_person", "acting_ids", "ACTING_PARAMS",
+           "acknowledges", "unshown_references", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
            "quote_conversation", "quote_sample", "main"]
 
 VARIETY_WORDS = 10_000
@@ -84,6 +93,10 @@ STYLE_MARKS: dict[str, re.Pattern[str]] = {
                          re.I),
     "broken_text": re.compile(r"(?<!\.)[.?!]\.(?!\.)|\b(?:[Aa]nd|Please|[Tt]hen|that,|Next,|now) (?:What|What's|Open|Any|Show"
                               r"|How|Which|Who|Is|Are|Can|Could|Do|Find|List|Get|Tell|Check|Cancel|Book|Send)\b"),
+    "template_slip": re.compile(r"(?<![\d.,$])\b1 [a-z]{2,}[^s'u\W]s\b(?![\"'])|\w[?:] (?:yes|no)(?=[.!]|\s*$|\s+[A-Z])"
+                                r"|\b(?:an?|the) [Nn]one\b|(?<=[a-z,] )None\b"
+                                r"|\bthe (?:message|email|mail) (?:on|of|behind) the (?:[^.\"]{1,40}? )?(?:email|message|mail)\b"
+                                r"|\bthe (?:message|email|mail) (?:on|of|behind) the one\b"),
     "motive": re.compile(r"\b(?:because|so that|so i can|so we can|since i|since we|in order to|i need it for"
                          r"|for my|i'm planning|i am planning|i want to make sure)\b", re.I),
 }
@@ -96,7 +109,9 @@ _ACK = re.compile(r"^\s*(?:" + "|".join(re.escape(a) for a in ACKNOWLEDGEMENTS) 
 IDENTITY = re.compile(r"\b(?:I'?m|I am)\s+(?:the|still|signed in|logged in|user|customer|employee|guest|member"
                       r"|profile|a customer|an employee)\b", re.I)
 """A user saying who they are ("I'm the user whose ...", "I'm still the same employee", "I'm signed in as")."""
-_QUOTED = re.compile(r"'([^'\n]{2,80})'|\"([^\"\n]{2,80})\"")
+_QUOTED = re.compile(r"(?<!\w)'([^'\n]{2,80}?)'(?!\w)|\"([^\"\n]{2,80})\"")
+"""A quoted value: in single quotes that no letter touches from outside ("I'm ... What's" is two
+contractions, not a quote), or in double quotes."""
 
 
 def opener(text: str) -> str:
@@ -137,24 +152,41 @@ def acknowledges(text: str) -> bool:
 
 
 def unshown_references(messages: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
-    """(quoted values the follow-up user turns name, how many of them no earlier assistant reply
-    showed). A value counts as shown when it appears, case-insensitively, in an assistant message's
-    text before that turn (tool results are the model's, not the user's, to read)."""
+    """(quoted values of follow-up user turns that refer to an item an earlier tool result held,
+    how many of them no earlier assistant reply showed): the user refers to something only the
+    model saw. A quoted value ('...' or "...", an apostrophe inside a word such as "I'm" opens no
+    quote) counts as a reference when it equals, case-insensitively, a string of an earlier tool
+    result and no earlier user turn wrote it (a message body, a search term, the title of a thing
+    the user made or stated is the user's own text); it is shown when an earlier assistant reply's
+    text holds it."""
     refs = unshown = 0
-    shown = ""
+    shown: list[str] = []
+    said: list[str] = []
+    results: set[str] = set()
     users = 0
     for m in messages:
         role, text = m.get("role"), str(m.get("content") or "")
         if role == "assistant":
-            shown += "\n" + text.lower()
+            shown.append(text.lower())
+        elif role == "tool":
+            results |= {v.lower() for v in _scalars(_json_or_text(text)) if isinstance(v, str)}
         elif role == "user":
             users += 1
             if users > 1:
                 for match in _QUOTED.finditer(text):
                     value = (match.group(1) or match.group(2)).lower()
-                    refs += 1
-                    unshown += value not in shown
+                    if value in results and not any(value in t for t in said):
+                        refs += 1
+                        unshown += not any(value in t for t in shown)
+            said.append(text.lower())
     return refs, unshown
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 class Linker(StateLinks):
@@ -210,12 +242,16 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     copied = [copied_run(t, runs) is not None for t in texts]
     coherent = linker.coherent(example) if linker is not None and example["kind"] == "multi_turn" else None
     refs, unshown = unshown_references(example["messages"])
-    summary = {"user_texts": texts, "copied": copied, "coherent": coherent, "quoted_refs": refs,
+    summary = {"user_texts": texts, "copied": copied, "coherent": coherent, "result_refs": refs,
                "unshown_refs": unshown}
     if example["kind"] == "multi_turn":  # one person per conversation: said who they are in 2+ turns
         summary["identity_restated"] = sum(bool(IDENTITY.search(t)) for t in texts) > 1
     if linker is not None:  # its registry says which calls are reads
         registry = linker.registry
+        kinds = id_kinds(example, registry)
+        found = [[kinds.get(m.group(0), "?") for m in STYLE_MARKS["raw_id"].finditer(t)] for t in texts]
+        summary["raw_id_kinds"] = [k for turn in found for k in turn]
+        summary["uncarried_raw_id_turns"] = sum(any(not carried(k) for k in turn) for turn in found)
         summary["gt_calls"] = sum(len(t.get("calls", ())) for t in example["turns"])
         summary["redundant_reads"] = len(redundant_reads(example, registry))
         summary["unused_reads"] = len(unused_reads(example, registry))
@@ -228,10 +264,6 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     return summary
 
 
-ACTING_PARAMS = frozenset({"user_id", "customer_id", "employee_id", "guest_id", "passenger_id", "investor_id",
-                           "profile_id", "viewer_profile_id", "requester_profile_id", "sender_id", "agent_id",
-                           "rep_id", "requested_by_rep_id"})
-"""Parameters that say whom a call acts as (the user of the app), not whom it acts on."""
 
 
 def acting_ids(example: Mapping[str, Any], registry: Any) -> dict[str, set[Any]]:
@@ -251,11 +283,50 @@ def acting_ids(example: Mapping[str, Any], registry: Any) -> dict[str, set[Any]]
     return out
 
 
+def id_kinds(example: Mapping[str, Any], registry: Any) -> dict[str, str]:
+    """The entity kind of every id the ground truth's calls pass (value -> kind, as the tools'
+    parameters declare it)."""
+    out: dict[str, str] = {}
+    for _, _, call in ground_truth_calls(example):
+        spec = registry.tools.get(call.get("name"))
+        args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+        if spec is None:
+            continue
+        for param, value in args.items():
+            kind = param_kind(spec, param)
+            for v in value if isinstance(value, list) else [value]:
+                if kind and isinstance(v, str):
+                    out.setdefault(v, kind)
+    return out
+
+
 def one_person(example: Mapping[str, Any], registry: Any) -> bool | None:
     """Whether the user the calls act as stays one person (one id per server and acting parameter);
     None when no call acts as anyone."""
     ids = acting_ids(example, registry)
     return all(len(v) == 1 for v in ids.values()) if ids else None
+
+
+STATED = re.compile(r"\b(?:I'm|I am|this is|(?:signed|logged) in as|[Mm]y [a-z]+(?: [a-z]+)? (?:ID|id|number) is|from me,)"
+                    r"\s+(?:(?:the |a |an )?[a-z]+(?: [a-z]+)? )?([A-Z]{2,6}-\d{3,})\b", re.I)
+"""A user saying who they are by an id ("I'm USR-0022", "my user ID is USR-0022", "as CUS-0003")."""
+
+
+def two_people(example: Mapping[str, Any], registry: Any) -> str | None:
+    """Why one conversation's user is two people, or None: per server and acting parameter
+    (``acting_ids``), the calls act as two ids, or the user states an id of the same kind (its
+    prefix: "USR-") other than the one the calls act as ("my user ID is USR-0022" after acting as
+    USR-0003)."""
+    ids = {k: {json.loads(v) for v in vs} for k, vs in acting_ids(example, registry).items()}
+    said = [m.group(1) for msg in example.get("messages", ()) if msg.get("role") == "user"
+            for m in STATED.finditer(str(msg.get("content") or ""))]
+    for key, values in sorted(ids.items()):
+        prefixes = {v.split("-")[0] + "-" for v in values if isinstance(v, str) and "-" in v}
+        stated = {v for v in said if any(v.startswith(p) for p in prefixes)}
+        people = {json.dumps(v, sort_keys=True) for v in values | stated}
+        if len(people) > 1:
+            return f"{key}: {', '.join(sorted(people))[:200]}"
+    return None
 
 
 def unused_reads(example: Mapping[str, Any], registry: Any) -> list[dict[str, Any]]:
@@ -320,7 +391,12 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     calls = redundant = 0
     conversations = restated = 0
     unused = persons = same_person = offered_n = multi_server = distractors = with_distractors = 0
+    uncarried: int | None = None
+    raw_kinds: Counter[str] = Counter()
     for s in summaries:
+        if "uncarried_raw_id_turns" in s:
+            uncarried = (uncarried or 0) + int(s["uncarried_raw_id_turns"])
+            raw_kinds.update(s["raw_id_kinds"])
         unused += int(s.get("unused_reads", 0))
         if s.get("one_person") is not None:
             persons += 1
@@ -338,8 +414,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         texts.extend(s["user_texts"])
         followups.extend(s["user_texts"][1:])
         copied += sum(bool(c) for c in s["copied"])
-        if "quoted_refs" in s:
-            refs = (refs or 0) + int(s["quoted_refs"])
+        if "result_refs" in s:
+            refs = (refs or 0) + int(s["result_refs"])
             unshown += int(s["unshown_refs"])
         if s.get("coherent") is not None:
             judged += 1
@@ -354,10 +430,12 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "lexical_variety": lexical_variety(texts),
         "words_per_turn": round(sum(len(_WORD.findall(t.lower())) for t in texts) / max(1, len(texts)), 2),
         "style_marks": style_marks(texts),
+        "uncarried_raw_id_share": round(uncarried / max(1, len(texts)), 4) if uncarried is not None else None,
+        "raw_id_kinds": [[k, n] for k, n in sorted(raw_kinds.items(), key=lambda kv: (-kv[1], kv[0]))],
         "followup_turns": len(followups),
         "acknowledgement_opener_share": round(sum(map(acknowledges, followups)) / max(1, len(followups)), 4),
-        "quoted_references": refs,
-        "unshown_reference_share": round(unshown / refs, 4) if refs else None,
+        "result_references": refs,
+        "unshown_result_share": round(unshown / refs, 4) if refs else None,
         "entity_coherence": round(linked / judged, 4) if judged else None,
         "identity_restated_share": round(restated / conversations, 4) if conversations else None,
         "ground_truth_calls": calls or None,
@@ -444,8 +522,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             return f"{value:.1%} of {report['persona_judged']}"
         if key == "distractors_per_example" and value is not None:
             return f"{value:.2f}"
-        if key == "unshown_reference_share" and value is not None:
-            return f"{value:.1%} of {report['quoted_references']}"
+        if key == "unshown_result_share" and value is not None:
+            return f"{value:.1%} of {report['result_references']}"
         if key == "words_per_turn":
             return f"{value:.1f}"
         return "n/a" if value is None else (f"{value:.1%}" if isinstance(value, float) else str(value))
@@ -457,13 +535,18 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             ("distinct 4-grams per 100 words (same sample)", "distinct_4_per_100"),
             ("words per user turn", "words_per_turn"),
             ("turns with a raw id like ACC-0001", "style_marks.raw_id"),
+            ("turns with a raw id of a kind people do not carry (not an order, booking, ticket ...)",
+             "uncarried_raw_id_share"),
             ("turns naming an item by a field (\"whose <field> is '...'\")", "style_marks.field_phrase"),
             ("turns with \"from before\" / \"from that list\" / \"you just found\"", "style_marks.back_reference"),
             ("turns with a polite marker", "style_marks.polite"),
             ("turns giving a motive", "style_marks.motive"),
             ("turns with broken template text (\"?.\", \"Please What's\")", "style_marks.broken_text"),
+            ("turns with a template slip (\"1 guests\", \"Unread only? yes\", \"a none post\")",
+             "style_marks.template_slip"),
             ("follow-up turns opened by a canned acknowledgement", "acknowledgement_opener_share"),
-            ("quoted values in follow-ups that no assistant reply showed", "unshown_reference_share"),
+            ("follow-up references to a tool result's value that no assistant reply showed",
+             "unshown_result_share"),
             ("multi-turn conversations whose ids are linked in the state", "entity_coherence"),
             ("multi-turn conversations whose user says who they are in 2+ turns", "identity_restated_share"),
             ("ground-truth reads whose result the conversation already showed", "redundant_read_share"),
@@ -475,6 +558,9 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
     lines = ["## Data quality (prove.synth.quality)", "",
              "| measure | this data | BFCL v4 multi-turn |", "|---|---|---|"]
     lines += [f"| {label} | {cell(ours, key)} | {cell(bfcl, key)} |" for label, key in rows]
+    if ours.get("raw_id_kinds"):
+        lines += ["", "Raw ids in user turns by entity kind (* people carry these): " + ", ".join(
+            f"{k}{'*' if carried(k) else ''} ({n})" for k, n in ours["raw_id_kinds"])]
     if ours.get("top_openers"):
         lines += ["", "Commonest openers here: " + ", ".join(f"'{o}' ({n})" for o, n in ours["top_openers"])]
     return lines + [""]

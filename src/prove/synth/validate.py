@@ -2,7 +2,8 @@
 each turn's effect on the records), error rate, provenance.
 
     reason = check_example(example, hub)      # None when kept, else "offered_tools", "abstention_served",
-                                              # "replay_mismatch", "error_rate", "provenance", "unstated_person"
+                                              # "two_people", "replay_mismatch", "error_rate", "provenance",
+                                              # "unstated_person"
     report = replay_example(example, Hub())    # from a JSONL line alone, on a fresh server
 
 Everything is recomputed from the example itself (messages, turns, seed, servers), so a forged or
@@ -28,6 +29,7 @@ from prove.synth.evidence import (
     provenance,
     successful_tool_messages,
 )
+from prove.synth.quality import two_people
 
 __all__ = ["ReplayReport", "replay_example", "check_example", "offered_problems", "MAX_ERROR_RATE"]
 
@@ -104,7 +106,9 @@ def offered_problems(example: Mapping[str, Any], registry: Registry) -> list[str
 
 def check_example(example: Mapping[str, Any], hub: Hub, max_error_rate: float = MAX_ERROR_RATE,
                   ) -> tuple[str | None, str]:
-    """(rejection reason or None, detail): the offered tools, an abstention a tool serves, replay,
+    """(rejection reason or None, detail): the offered tools, an abstention a tool serves, one
+    person per conversation ("two_people": the calls act as two users, or the user states an id
+    other than the one they act as), replay,
     then error rate, then provenance ("unstated_person": a person's id from a result no record the
     user named holds; "provenance": any other value from nowhere the user saw)."""
     offered = offered_problems(example, hub.registry)
@@ -113,6 +117,9 @@ def check_example(example: Mapping[str, Any], hub: Hub, max_error_rate: float = 
     served = AbstentionCheck.load().example(example)
     if served is not None:
         return "abstention_served", served[:300]
+    two = two_people(example, hub.registry)
+    if two is not None:
+        return "two_people", two
     report = replay_example(example, hub)
     if not report.ok:
         return "replay_mismatch", f"{report.reason}: {report.mismatches[:2]}"
