@@ -21,6 +21,7 @@ from prove.env.registry import load_registry
 from prove.env.tool import ToolSpec
 from prove.env.types import day, measure, text
 from prove.graph.features import Param, parameters
+from prove.synth import phrasing as P
 from prove.synth.plan_values import date_format, user_value
 from prove.synth.sampling import LiveSampler, SamplingContext, param_source
 
@@ -208,3 +209,51 @@ def test_declarations_refuse_unknown_kinds_and_roles() -> None:
         measure("speed")
     with pytest.raises(ValueError, match="date role must be one of end, return, expiry"):
         day("A day.", role="start")
+
+
+def test_a_reply_reads_what_names_a_record_and_what_is_money_from_the_result_declarations() -> None:
+    """Which field names an item and which numbers are money come from the result's declarations
+    (`naming`, ``x-money``), whatever the fields are called."""
+    item = {"zz": "Plan the launch", "qq": 12.5, "name": "Other", "amount": 3.25}
+    fields = P.ResultFields(naming={"zz": "title"}, money=frozenset({"qq"}))
+    text = P.describe_item(item, fields=fields, limit=4)
+    assert text.startswith('"Plan the launch" (') and "qq $12.50" in text and "$3.25" not in text
+    plain = P.describe_item({"name": "Everyday", "price": 5.5}, fields=P.ResultFields(), limit=4)
+    assert "$" not in plain
+
+
+def test_result_declarations_follow_the_fields_when_they_are_renamed() -> None:
+    """A tool's output schema with every property renamed declares the same fields, renamed."""
+    spec = REG.tool("search_products")
+    before = P.ResultFields.of(spec)
+    assert before.naming and before.money
+
+    def renamed(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: {f"f_{p}": renamed(v) for p, v in sub.items()} if k == "properties"
+                    else [f"f_{r}" for r in sub] if k == "required" else renamed(sub)
+                    for k, sub in node.items()}
+        if isinstance(node, list):
+            return [renamed(v) for v in node]
+        return node
+
+    after = P.ResultFields.of(dataclasses.replace(spec, output_schema=renamed(spec.output_schema)))
+    assert after.naming == {f"f_{k}": v for k, v in before.naming.items()}
+    assert after.money == {f"f_{k}" for k in before.money}
+
+
+def test_a_mention_names_the_declared_entity_and_says_id_only_of_a_generated_id() -> None:
+    """The thing a parameter names is its declared entity kind (a `viewer_profile_id` names a
+    profile); "ID" is said of generated ids, never of a natural key (a repository's owner/name)."""
+    for seed in range(20):
+        said = P.mention("viewer_profile_id", "PRF-0003", "result-single", random.Random(seed),
+                         entity="profile")
+        assert said in ("that profile", "this profile", "the same profile")
+        repo = P.mention("repo", "acme/web", "id", random.Random(seed), entity="repository")
+        assert repo == "repo acme/web"
+        other = P.mention("arg0", "ACC-0003", "result-single", random.Random(seed), entity="account")
+        assert other.endswith(" account")
+    ids = {P.mention("arg0", "ACC-0003", "id", random.Random(s), entity="account") for s in range(30)}
+    assert "arg0 ID ACC-0003" in ids
+    assert {P.mention("account_id", "ACC-0003", "id", random.Random(s)) for s in range(30)} == {
+        "account ACC-0003"}  # nothing declared: no name says it is an id
