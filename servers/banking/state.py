@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import day, entity_id
+from prove.env.types import MONEY, day, entity_id, naming
 from prove.env.world import CITIES, COMPANIES, days_before, email, money, person, phone
 
 AccountType = Literal["checking", "savings", "credit"]
@@ -31,7 +31,7 @@ PaymentDate = day("Execution date of a scheduled payment.")
 
 class Customer(Record):
     customer_id: CustomerId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: str
     phone: str
     city: str
@@ -42,9 +42,9 @@ class Account(Record):
     customer_id: CustomerId
     account_type: AccountType
     currency: Currency
-    balance: float = Field(description="Current balance; negative only for credit accounts.")
-    credit_limit: float = Field(0.0, description="For credit accounts: how far below zero it may go.")
-    daily_transfer_limit: float
+    balance: float = Field(json_schema_extra={MONEY: True}, description="Current balance; negative only for credit accounts.")
+    credit_limit: float = Field(json_schema_extra={MONEY: True}, default=0.0, description="For credit accounts: how far below zero it may go.")
+    daily_transfer_limit: float = Field(json_schema_extra={MONEY: True})
     transferred_today: float = 0.0
     status: AccountStatus
     opened_on: str
@@ -54,7 +54,7 @@ class Transaction(Record):
     transaction_id: TransactionId
     account_id: AccountId
     kind: TxnKind
-    amount: float = Field(description="Positive amount moved; `kind` says in which direction.")
+    amount: float = Field(json_schema_extra={MONEY: True}, description="Positive amount moved; `kind` says in which direction.")
     category: Category
     description: str
     counterparty: str
@@ -66,7 +66,7 @@ class Transaction(Record):
 class Payee(Record):
     payee_id: PayeeId
     customer_id: CustomerId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     account_number: str
     nickname: str
 
@@ -82,7 +82,7 @@ class ScheduledPayment(Record):
     payment_id: PaymentId
     account_id: AccountId
     payee_id: PayeeId
-    amount: float
+    amount: float = Field(json_schema_extra={MONEY: True})
     date: PaymentDate
     status: PaymentStatus
 

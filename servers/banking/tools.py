@@ -16,6 +16,7 @@ from prove.env.types import (
     Page,
     day,
     entity_id,
+    measure,
     parse_day,
     text,
 )
@@ -53,9 +54,9 @@ class AccountList(Page):
 class BalanceInfo(BaseModel):
     account_id: AccountId
     currency: Currency
-    balance: float
+    balance: float = Field(json_schema_extra={MONEY: True})
     available: float = Field(description="What can be spent now: balance plus any credit limit.")
-    transfer_limit_left_today: float
+    transfer_limit_left_today: float = Field(json_schema_extra={MONEY: True})
 
 
 class TransactionList(Page):
@@ -82,9 +83,9 @@ class TransferReceipt(BaseModel):
     transaction_id: TransactionId
     from_account_id: AccountId
     to_account_id: AccountId
-    amount: float
-    from_balance: float
-    to_balance: float
+    amount: float = Field(json_schema_extra={MONEY: True})
+    from_balance: float = Field(json_schema_extra={MONEY: True})
+    to_balance: float = Field(json_schema_extra={MONEY: True})
     timestamp: str
 
 
@@ -133,7 +134,7 @@ def _log(state: BankState, account_id: str, kind: TxnKind, amount: float, catego
 @tool()
 def search_bank_customers(
     state: BankState,
-    query: text("query", "Case-insensitive substring of the name or email.") = "",
+    query: text("query", "Case-insensitive substring of the name or email.", listed="name") = "",
     city: text("word", "Only customers living in this city.", listed="city", optional=True) = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -197,7 +198,7 @@ def list_bank_transactions(
     account_id: AccountId,
     category: Annotated[Category | None, Field(description="Only transactions in this category.")] = None,
     since: day("Only on or after this date.") | None = None,
-    min_amount: Annotated[float | None, Field(ge=0, description="Only amounts at least this large.")] = None,
+    min_amount: Annotated[float | None, Field(json_schema_extra=measure("money"), ge=0, description="Only amounts at least this large.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> TransactionList:

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import day, entity_id, entity_ids
+from prove.env.types import MONEY, day, entity_id, entity_ids, naming
 from prove.env.world import CITIES, days_before, email, money, person, phone
 
 RiskProfile = Literal["conservative", "balanced", "aggressive"]
@@ -46,7 +46,7 @@ AlertId = entity_id("price_alert", "Price alert id, e.g. 'ALR-0003'.", example="
 
 class Investor(Record):
     investor_id: InvestorId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: str
     phone: str
     city: str
@@ -60,7 +60,7 @@ class BrokerageAccount(Record):
     co_owner_id: InvestorId | None = Field(None, description="Second owner of a joint account.")
     account_type: BrokerageAccountType
     status: BrokerageAccountStatus = Field(description="Restricted accounts cannot place orders.")
-    cash_balance: float = Field(description="All cash in the account, settled or not (USD).")
+    cash_balance: float = Field(json_schema_extra={MONEY: True}, description="All cash in the account, settled or not (USD).")
     settled_cash: float = Field(description="Cash from settled trades and deposits; withdrawable.")
     buying_power: float = Field(description="Cash not reserved for open buy orders (USD).")
     contributions_this_year: float = Field(0.0, description="IRA deposits this calendar year.")
@@ -69,10 +69,10 @@ class BrokerageAccount(Record):
 
 class Instrument(Record):
     ticker: Ticker
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     asset_class: AssetClass
     sector: Sector
-    price: float = Field(description="Last price in USD (fixed in this simulation).")
+    price: float = Field(json_schema_extra={MONEY: True}, description="Last price in USD (fixed in this simulation).")
     previous_close: float
     day_change: float
     day_change_pct: float
@@ -85,7 +85,7 @@ class Position(Record):
     account_id: AccountId
     ticker: Ticker
     quantity: float
-    average_cost: float
+    average_cost: float = Field(json_schema_extra={MONEY: True})
     opened_on: str
 
 
@@ -96,20 +96,20 @@ class TradeOrder(Record):
     side: OrderSide
     order_type: OrderType
     quantity: float
-    limit_price: float | None = None
-    stop_price: float | None = None
+    limit_price: float | None = Field(None, json_schema_extra={MONEY: True})
+    stop_price: float | None = Field(None, json_schema_extra={MONEY: True})
     time_in_force: TimeInForce
     status: OrderStatus
     created_at: str
     updated_at: str
-    fill_price: float | None = None
+    fill_price: float | None = Field(None, json_schema_extra={MONEY: True})
     note: str = Field("", description="Why it was rejected or cancelled, if it was.")
 
 
 class Watchlist(Record):
     watchlist_id: WatchlistId
     investor_id: InvestorId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     tickers: Tickers
     created_at: str
 
@@ -120,7 +120,7 @@ class Dividend(Record):
     ticker: Ticker
     per_share: float
     quantity: float
-    amount: float
+    amount: float = Field(json_schema_extra={MONEY: True})
     pay_date: day("Date the dividend or coupon was paid.")
 
 
@@ -129,7 +129,7 @@ class PriceAlert(Record):
     investor_id: InvestorId
     ticker: Ticker
     condition: AlertCondition
-    target_price: float
+    target_price: float = Field(json_schema_extra={MONEY: True})
     status: AlertStatus
     created_at: str
 

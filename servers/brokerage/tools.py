@@ -17,6 +17,8 @@ from prove.env.types import (
     Page,
     day,
     entity_ids,
+    measure,
+    naming,
     parse_day,
     text,
 )
@@ -51,13 +53,13 @@ from prove_servers.brokerage.state import (
 )
 
 Quantity = Annotated[float, Field(gt=0, le=1_000_000, description="Units to trade: whole shares for stocks, ETFs and bonds; up to 6 decimals for crypto.")]
-Price = Annotated[float, Field(gt=0, le=10_000_000, description="Price per unit in USD.")]
+Price = Annotated[float, Field(json_schema_extra=measure("money"), gt=0, le=10_000_000, description="Price per unit in USD.")]
 Cash = Annotated[float, Field(json_schema_extra={MONEY: True}, gt=0, le=250_000, description="Amount in USD.")]
 
 
 class InvestorHit(BaseModel):
     investor_id: InvestorId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     email: str
     city: str
     risk_profile: RiskProfile
@@ -70,11 +72,11 @@ class InvestorList(Page):
 
 class PortfolioPosition(BaseModel):
     ticker: Ticker
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     asset_class: AssetClass
     quantity: float
-    average_cost: float
-    price: float
+    average_cost: float = Field(json_schema_extra={MONEY: True})
+    price: float = Field(json_schema_extra={MONEY: True})
     market_value: float
     unrealized_gain: float
     unrealized_gain_pct: float
@@ -85,7 +87,7 @@ class Portfolio(BaseModel):
     withdrawable_cash: float = Field(description="Settled cash not reserved for open orders.")
     positions: list[PortfolioPosition]
     positions_value: float
-    total_value: float = Field(description="Cash balance plus the market value of all positions.")
+    total_value: float = Field(json_schema_extra={MONEY: True}, description="Cash balance plus the market value of all positions.")
     open_orders: int
 
 
@@ -95,9 +97,9 @@ class InstrumentList(Page):
 
 class MarketQuote(BaseModel):
     ticker: Ticker
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     asset_class: AssetClass
-    price: float
+    price: float = Field(json_schema_extra={MONEY: True})
     previous_close: float
     day_change: float
     day_change_pct: float
@@ -112,22 +114,22 @@ class TradeOrderList(Page):
 class TradeResult(BaseModel):
     order: TradeOrder
     executed: bool = Field(description="True if it filled now; False if it rests as an open order.")
-    amount: float = Field(description="Cost or proceeds if executed, else the buying power reserved.")
-    cash_balance: float
+    amount: float = Field(json_schema_extra={MONEY: True}, description="Cost or proceeds if executed, else the buying power reserved.")
+    cash_balance: float = Field(json_schema_extra={MONEY: True})
     buying_power: float
 
 
 class WatchlistEntry(BaseModel):
     ticker: Ticker
-    name: str
-    price: float
+    name: str = Field(json_schema_extra=naming("name"))
+    price: float = Field(json_schema_extra={MONEY: True})
     day_change_pct: float
 
 
 class WatchlistView(BaseModel):
     watchlist_id: WatchlistId
     investor_id: InvestorId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     entries: list[WatchlistEntry]
 
 
@@ -141,13 +143,13 @@ class PriceAlertList(Page):
 
 class DividendList(Page):
     dividends: list[Dividend]
-    total_amount: float = Field(description="Sum over all matching dividends, not just this page.")
+    total_amount: float = Field(json_schema_extra={MONEY: True}, description="Sum over all matching dividends, not just this page.")
 
 
 class CashReceipt(BaseModel):
     account_id: AccountId
-    amount: float
-    cash_balance: float
+    amount: float = Field(json_schema_extra={MONEY: True})
+    cash_balance: float = Field(json_schema_extra={MONEY: True})
     settled_cash: float
     buying_power: float
     timestamp: str
@@ -344,7 +346,7 @@ def _place(state: BrokerageState, side: OrderSide, account_id: str, ticker: str,
 @tool()
 def search_investors(
     state: BrokerageState,
-    query: text("query", "Case-insensitive substring of the name or email.", max_length=80) = "",
+    query: text("query", "Case-insensitive substring of the name or email.", max_length=80, listed="name") = "",
     risk_profile: Annotated[RiskProfile | None, Field(description="Only investors with this risk profile.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -393,7 +395,7 @@ def get_portfolio(
 @tool()
 def search_instruments(
     state: BrokerageState,
-    query: text("query", "Case-insensitive substring of the ticker or name.", max_length=80) = "",
+    query: text("query", "Case-insensitive substring of the ticker or name.", max_length=80, listed="name") = "",
     asset_class: Annotated[AssetClass | None, Field(description="Only this asset class.")] = None,
     sector: Annotated[Sector | None, Field(description="Only this sector.")] = None,
     offset: Offset = 0,

@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id, entity_ids, moment
+from prove.env.types import entity_id, entity_ids, moment, naming
 from prove.env.world import COMPANIES, email, iso, person
 
 Department = Literal["engineering", "design", "sales", "marketing", "finance", "people", "legal"]
@@ -35,7 +35,7 @@ ReminderId = entity_id("reminder", "Reminder id, e.g. 'REM-0005'.", example="REM
 
 class Person(Record):
     person_id: str = Field(description="Directory key; tools name people by email.")
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: PersonEmail
     department: Department
     title: str
@@ -45,7 +45,7 @@ class Person(Record):
 
 class Calendar(Record):
     calendar_id: CalendarId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     kind: CalendarKind
     owner_email: PersonEmail
     member_emails: PersonEmails = Field(description="Who may add events (sorted); the owner for personal ones.")
@@ -54,7 +54,7 @@ class Calendar(Record):
 
 class MeetingRoom(Record):
     room_id: RoomId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     building: str
     floor: int
     capacity: int
@@ -69,7 +69,7 @@ class Attendee(Record):
 class Event(Record):
     event_id: EventId
     calendar_id: CalendarId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     description: str
     start: moment("Start of the (first) occurrence, UTC.")
     end: moment("End of the (first) occurrence, UTC.")

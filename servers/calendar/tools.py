@@ -20,6 +20,7 @@ from prove.env.types import (
     entity_id,
     entity_ids,
     moment,
+    naming,
     parse_day,
     parse_moment,
     text,
@@ -48,7 +49,7 @@ from prove_servers.calendar.state import (
 )
 
 Start = moment("UTC date and time.", listed="start")
-End = moment("UTC date and time.", listed="end")
+End = moment("UTC date and time.", listed="end", role="end")
 Date = day("The day to show.", listed="date")
 
 _HORIZON = timedelta(weeks=8)
@@ -67,7 +68,7 @@ class CalendarList(Page):
 class EventSummary(BaseModel):
     event_id: EventId
     calendar_id: CalendarId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     occurrence_start: str = Field(description="Start of the occurrence shown (= start for one-off events).")
     occurrence_end: str
     recurrence: Recurrence
@@ -107,7 +108,7 @@ class RoomList(Page):
 
 class RoomBooking(BaseModel):
     event_id: EventId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     start: str
     end: str
     organizer_email: PersonEmail
@@ -261,7 +262,7 @@ def _touch(state: CalendarState, event: Event) -> None:
 @tool()
 def search_employee_directory(
     state: CalendarState,
-    query: text("query", "Case-insensitive substring of name, email or job title.", max_length=100) = "",
+    query: text("query", "Case-insensitive substring of name, email or job title.", max_length=100, listed="name") = "",
     department: Annotated[Department | None, Field(description="Only people in this department.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -293,7 +294,7 @@ def list_calendars(
 def list_calendar_events(
     state: CalendarState,
     start_date: Annotated[day("First day.", listed="date") | None, Field(description="First day (default: today).")] = None,
-    end_date: Annotated[day("Last day, inclusive.", listed="date") | None,
+    end_date: Annotated[day("Last day, inclusive.", listed="date", role="end") | None,
                         Field(description="Last day, inclusive (default: 6 days after start_date).")] = None,
     calendar_id: Annotated[CalendarId | None, Field(description="Only events on this calendar, e.g. 'CAL-0004'.", json_schema_extra={EXAMPLE: "CAL-0004"})] = None,
     attendee_email: Annotated[PersonEmail | None, Field(description="Only events this person organizes or is invited to.")] = None,
@@ -327,7 +328,7 @@ def list_calendar_events(
 @tool(sensitive=("organizer_email",))
 def search_calendar_events(
     state: CalendarState,
-    query: text("query", "Case-insensitive substring of title, description or location.", max_length=100) = "",
+    query: text("query", "Case-insensitive substring of title, description or location.", max_length=100, listed="title") = "",
     organizer_email: Annotated[PersonEmail | None, Field(description="Only events organized by this person.")] = None,
     include_cancelled: Annotated[bool, Field(description="Also return cancelled events.")] = False,
     offset: Offset = 0,
@@ -418,7 +419,7 @@ def list_meeting_rooms(
     equipment: Annotated[Equipment | None, Field(description="Only rooms with this equipment.")] = None,
     free_from: Annotated[moment("Start of the window, UTC.") | None,
                          Field(description="With free_until: only rooms free in this window (UTC).")] = None,
-    free_until: Annotated[moment("End of the window, UTC.") | None,
+    free_until: Annotated[moment("End of the window, UTC.", role="return") | None,
                           Field(description="End of the window that must be free.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -515,7 +516,7 @@ def reschedule_calendar_event(
     event_id: EventId,
     requester_email: entity_id("person", "Who asks; must be the event's organizer."),
     new_start: Start,
-    new_end: Annotated[moment("New end, UTC.", listed="end") | None,
+    new_end: Annotated[moment("New end, UTC.", listed="end", role="end") | None,
                        Field(description="New end, UTC (default: keep the duration).")] = None,
 ) -> Event:
     """Move an event (a whole series if recurring); attendees must answer again. Organizer only."""

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import day, entity_id, moment
+from prove.env.types import MONEY, day, entity_id, moment, naming
 from prove.env.world import CITIES, FIRST_NAMES, LAST_NAMES, STREETS, email, iso, person, phone
 
 VehicleClass = Literal["economy", "compact", "midsize", "suv", "van", "luxury"]
@@ -61,7 +61,7 @@ RideId = entity_id("ride", "Ride id, e.g. 'RID-0007'.", example="RID-0007")
 
 class Branch(Record):
     branch_id: BranchId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     city: str
     address: str
     airport: bool = Field(description="Whether the branch is at an airport.")
@@ -88,7 +88,7 @@ class Vehicle(Record):
 
 class RentalCustomer(Record):
     customer_id: CustomerId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: CustomerEmail
     phone: str
     age: int
@@ -109,14 +109,14 @@ class Rental(Record):
     extras: list[Extra] = Field(default_factory=list, description="Booked extras, sorted.")
     status: RentalStatus
     daily_rate: float
-    base_price: float
+    base_price: float = Field(json_schema_extra={MONEY: True})
     discount: float
-    extras_price: float
-    one_way_fee: float
-    late_fee: float = 0.0
+    extras_price: float = Field(json_schema_extra={MONEY: True})
+    one_way_fee: float = Field(json_schema_extra={MONEY: True})
+    late_fee: float = Field(0.0, json_schema_extra={MONEY: True})
     damage_charges: float = 0.0
-    cancellation_fee: float = 0.0
-    total_price: float = Field(description="Everything charged for the rental, USD.")
+    cancellation_fee: float = Field(0.0, json_schema_extra={MONEY: True})
+    total_price: float = Field(json_schema_extra={MONEY: True}, description="Everything charged for the rental, USD.")
     start_mileage: int | None = None
     end_mileage: int | None = None
     mileage_driven: int | None = None
@@ -145,11 +145,11 @@ class Ride(Record):
     ride_type: RideType
     passengers: int
     distance_km: float
-    fare_estimate: float
+    fare_estimate: float = Field(json_schema_extra={MONEY: True})
     status: RideStatus
     driver_name: str | None = None
     eta_minutes: int | None = Field(None, description="Minutes until the driver arrives, while one is on the way.")
-    cancellation_fee: float = 0.0
+    cancellation_fee: float = Field(0.0, json_schema_extra={MONEY: True})
     requested_at: str
 
 

@@ -13,11 +13,13 @@ from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
     EXAMPLE,
+    MONEY,
     Limit,
     Offset,
     Page,
     entity_id,
     entity_ids,
+    measure,
     moment,
     parse_moment,
     text,
@@ -66,7 +68,7 @@ from prove_servers.carrental.state import (
 )
 
 PickupAt = moment("Pickup time, not in the past.", listed="pickup_at")
-ReturnAt = moment("Return time, after the pickup (at most 28 days).", listed="return_at")
+ReturnAt = moment("Return time, after the pickup (at most 28 days).", listed="return_at", role="return")
 ReturnBranch = Annotated[BranchId | None, Field(description="Branch to return the car to; default: the pickup branch.")]
 Extras = Annotated[list[Extra] | None, Field(description="Extras to book: gps, child_seat, extra_driver, insurance_full.")]
 City = text("word", "City where the ride happens, e.g. 'Berlin'.", listed="city", example="Berlin")
@@ -91,7 +93,7 @@ class CarOffer(BaseModel):
     fuel: Fuel
     daily_rate: float
     days: int
-    estimated_total: float = Field(description="Days x daily rate, before extras, discounts and fees.")
+    estimated_total: float = Field(json_schema_extra={MONEY: True}, description="Days x daily rate, before extras, discounts and fees.")
 
 
 class CarSearchResult(Page):
@@ -124,11 +126,11 @@ class RentalQuote(BaseModel):
     days: int
     extras: list[Extra]
     daily_rate: float
-    base_price: float
+    base_price: float = Field(json_schema_extra={MONEY: True})
     discount: float
-    extras_price: float
-    one_way_fee: float
-    total_price: float
+    extras_price: float = Field(json_schema_extra={MONEY: True})
+    one_way_fee: float = Field(json_schema_extra={MONEY: True})
+    total_price: float = Field(json_schema_extra={MONEY: True})
 
 
 class CustomerRentals(Page):
@@ -140,7 +142,7 @@ class CustomerRentals(Page):
 class RideOption(BaseModel):
     ride_type: RideType
     seats: int
-    fare_estimate: float
+    fare_estimate: float = Field(json_schema_extra={MONEY: True})
 
 
 class RideFareEstimate(BaseModel):
@@ -475,7 +477,7 @@ def add_rental_extra(
 def extend_car_rental(
     state: CarRentalState,
     rental_id: RentalId,
-    new_return_at: moment("New return time, later than the current one.", listed="return_at"),
+    new_return_at: moment("New return time, later than the current one.", listed="return_at", role="return"),
 ) -> Rental:
     """Move a reserved or active rental's return to a later time, if the car is free until then."""
     rental = _rental(state, rental_id)
@@ -522,7 +524,7 @@ def start_car_rental(state: CarRentalState, rental_id: RentalId) -> Rental:
 def return_rental_car(
     state: CarRentalState,
     rental_id: RentalId,
-    odometer_km: Annotated[int, Field(ge=0, le=2_000_000, description="Odometer reading at return, km.")],
+    odometer_km: Annotated[int, Field(json_schema_extra=measure("reading"), ge=0, le=2_000_000, description="Odometer reading at return, km.")],
     return_branch_id: Annotated[BranchId | None, Field(description="Branch where the car is returned; default: the reserved return branch.")] = None,
 ) -> Rental:
     """Return an active rental's car: records mileage, charges a late fee per day late, frees the car."""

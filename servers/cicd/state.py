@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id, entity_ids, moment
+from prove.env.types import entity_id, entity_ids, moment, naming
 from prove.env.world import COMPANIES, days_before, email, person, shift, slug
 
 Stage = Literal["build", "test", "deploy"]
@@ -41,14 +41,14 @@ IncidentId = entity_id("incident", "Incident id, e.g. 'INC-0003'.", example="INC
 
 class User(Record):
     username: Username
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: str
     role: UserRole = Field(description="release_manager and admin may approve any deployment.")
 
 
 class Project(Record):
     project_id: ProjectId
-    name: str = Field(description="Service name, e.g. 'payments-api'.")
+    name: str = Field(json_schema_extra=naming("name"), description="Service name, e.g. 'payments-api'.")
     repo: str = Field(description="Source repository, 'org/name'.")
     default_branch: BranchName
     branches: BranchNames = Field(description="Branch names, sorted.")
@@ -67,20 +67,20 @@ class Commit(Record):
 
 
 class PipelineJob(Record):
-    name: JobName
+    name: JobName = Field(json_schema_extra=naming("name"))
     stage: Stage
 
 
 class Pipeline(Record):
     pipeline_id: PipelineId
     project_id: ProjectId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     stages: list[Stage]
     jobs: list[PipelineJob]
 
 
 class JobResult(Record):
-    name: JobName
+    name: JobName = Field(json_schema_extra=naming("name"))
     stage: Stage
     status: JobStatus
     duration_seconds: int | None = None
@@ -114,7 +114,7 @@ class Artifact(Record):
 
 
 class EnvVariable(Record):
-    name: str = Field(description="UPPER_SNAKE name.")
+    name: str = Field(json_schema_extra=naming("name"), description="UPPER_SNAKE name.")
     secret: bool
     value: str | None = Field(description="Plain value; None for secrets (only names are kept).")
     updated_at: str
@@ -123,7 +123,7 @@ class EnvVariable(Record):
 class Environment(Record):
     environment_id: EnvironmentId
     project_id: ProjectId
-    name: EnvName
+    name: EnvName = Field(json_schema_extra=naming("name"))
     requires_passing_run: bool = Field(description="Only artifacts built by a passed run may deploy.")
     requires_approval: bool = Field(description="Deployments wait for approval by someone else.")
     requires_staging_success: bool = Field(description="The same artifact must have succeeded on staging.")
@@ -159,7 +159,7 @@ class Incident(Record):
     incident_id: IncidentId
     project_id: ProjectId
     deployment_id: DeploymentId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     severity: Severity
     status: IncidentStatus
     opened_at: str

@@ -189,7 +189,7 @@ def _artifact_of(state: CICDState, run_id: str) -> Artifact | None:
 @tool(sensitive=("owner",))
 def list_ci_projects(
     state: CICDState,
-    query: text("query", "Case-insensitive substring of the name, repo or description.") = "",
+    query: text("query", "Case-insensitive substring of the name, repo or description.", listed="name") = "",
     owner: Annotated[Username | None, Field(description="Only projects this username owns.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -569,7 +569,7 @@ def create_deploy_freeze(
     project_id: ProjectId,
     environment: EnvParam,
     starts_at: moment("Start, e.g. '2026-04-10T18:00'.", listed="starts_at"),
-    ends_at: moment("End, after the start, at most 30 days later.", listed="ends_at"),
+    ends_at: moment("End, after the start, at most 30 days later.", listed="ends_at", role="end"),
     reason: text("reason", "Why deploys are frozen.", listed="reason", min_length=3, max_length=200),
     created_by: Actor,
 ) -> DeployFreeze:

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id, entity_ids
+from prove.env.types import entity_id, entity_ids, naming
 from prove.env.world import CITIES, COMPANIES, FIRST_NAMES, LAST_NAMES, email, shift, slug
 
 AccountKind = Literal["user", "organization"]
@@ -37,7 +37,7 @@ ReviewId = entity_id("review", "Pull request review id, e.g. 'REV-0002'.", examp
 class Account(Record):
     login: Login = Field(description="Unique handle, e.g. 'mei-tanaka' or 'cobalt-systems'.")
     kind: AccountKind
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     email: str | None = Field(None, description="Public email (users only).")
     location: str
     members: entity_ids("account", "Organizations: member logins, sorted.") = Field(default_factory=list)
@@ -46,7 +46,7 @@ class Account(Record):
 class Repository(Record):
     full_name: RepoName = Field(description="'owner/name', the repository's id.")
     owner: Login
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     description: str
     visibility: Visibility
     default_branch: BranchName
@@ -60,7 +60,7 @@ class Repository(Record):
 
 class Branch(Record):
     repo: RepoName
-    name: BranchName
+    name: BranchName = Field(json_schema_extra=naming("name"))
     head_sha: CommitSha
 
 
@@ -86,7 +86,7 @@ class IssueComment(Record):
 class Issue(Record):
     repo: RepoName
     number: IssueNumber = Field(description="Per-repository number, shared with pull requests.")
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     body: str
     author: Login
     state: IssueState
@@ -109,7 +109,7 @@ class Review(Record):
 class PullRequest(Record):
     repo: RepoName
     number: PullNumber = Field(description="Per-repository number, shared with issues.")
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     body: str
     author: Login
     head: BranchName = Field(description="Branch with the changes.")

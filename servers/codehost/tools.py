@@ -18,6 +18,7 @@ from prove.env.types import (
     day,
     entity_id,
     entity_ids,
+    naming,
     parse_day,
     text,
 )
@@ -65,7 +66,7 @@ class RepositoryInfo(Repository):
 
 
 class BranchInfo(BaseModel):
-    name: BranchName
+    name: BranchName = Field(json_schema_extra=naming("name"))
     head_sha: CommitSha
     is_default: bool
     ahead_of_default: int = Field(description="Commits on this branch not on the default branch.")
@@ -274,7 +275,7 @@ def list_repositories(
     owner: Annotated[Login | None, Field(description="Only repositories of this user or organization login.")] = None,
     visibility: Annotated[Visibility | None, Field(description="Only repositories with this visibility.")] = None,
     language: Annotated[Language | None, Field(description="Only repositories in this main language.")] = None,
-    query: text("query", "Case-insensitive substring of the full name or description.", max_length=100) = "",
+    query: text("query", "Case-insensitive substring of the full name or description.", max_length=100, listed="full_name") = "",
     sort: Annotated[Literal["name", "stars", "created"], Field(
         description="Order: by full name, most stars first, or newest first.")] = "name",
     offset: Offset = 0,
@@ -318,7 +319,7 @@ def get_repository(state: CodeHostState, repo: RepoName) -> RepositoryInfo:
 def list_repo_branches(
     state: CodeHostState,
     repo: RepoName,
-    query: text("query", "Case-insensitive substring of the branch name.", max_length=100) = "",
+    query: text("query", "Case-insensitive substring of the branch name.", max_length=100, listed="name") = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> BranchList:
@@ -416,7 +417,7 @@ def list_repo_issues(
     status: Annotated[Literal["open", "closed", "all"], Field(description="Which issues to list by state.")] = "open",
     label: Annotated[LabelName | None, Field(description="Only issues carrying this label (must exist in the repository).")] = None,
     assignee: Annotated[Login | None, Field(description="Only issues assigned to this user login.")] = None,
-    query: text("query", "Case-insensitive substring of the title or body.", max_length=100) = "",
+    query: text("query", "Case-insensitive substring of the title or body.", max_length=100, listed="title") = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> IssueList:

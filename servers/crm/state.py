@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id
+from prove.env.types import MONEY, entity_id, naming
 from prove.env.world import CITIES, FIRST_NAMES, LAST_NAMES, days_before, phone, shift, slug
 
 Industry = Literal["software", "healthcare", "finance", "retail", "manufacturing", "education",
@@ -48,7 +48,7 @@ QuoteId = entity_id("quote", "Quote id, e.g. 'QUO-0005'.", example="QUO-0005")
 
 class SalesRep(Record):
     rep_id: RepId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: str
     role: RepRole
     manager_id: RepId | None = Field(description="The rep's manager (None for managers).")
@@ -59,7 +59,7 @@ class SalesRep(Record):
 
 class Account(Record):
     account_id: AccountId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     industry: Industry
     segment: Segment
     employees: int
@@ -73,7 +73,7 @@ class Account(Record):
 class Contact(Record):
     contact_id: ContactId
     account_id: AccountId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: str
     phone: str
     title: str
@@ -82,7 +82,7 @@ class Contact(Record):
 
 class Lead(Record):
     lead_id: LeadId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     company: str
     industry: Industry
     email: str
@@ -102,9 +102,9 @@ class Lead(Record):
 class Opportunity(Record):
     opportunity_id: OpportunityId
     account_id: AccountId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     stage: Stage
-    amount: float | None = Field(description="Expected deal value in USD; None until estimated.")
+    amount: float | None = Field(json_schema_extra={MONEY: True}, description="Expected deal value in USD; None until estimated.")
     close_date: str = Field(description="Expected (open) or actual (closed) close date.")
     probability: int
     owner_rep_id: RepId
@@ -117,7 +117,7 @@ class Opportunity(Record):
 class Activity(Record):
     activity_id: ActivityId
     kind: ActivityKind
-    subject: str
+    subject: str = Field(json_schema_extra=naming("title"))
     notes: str
     date: str
     account_id: AccountId
@@ -128,16 +128,16 @@ class Activity(Record):
 
 class Product(Record):
     product_id: ProductId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     family: ProductFamily
-    list_price: float = Field(description="USD per unit per year.")
+    list_price: float = Field(json_schema_extra={MONEY: True}, description="USD per unit per year.")
     active: bool
 
 
 class QuoteLine(Record):
     product_id: ProductId
     quantity: int
-    unit_price: float
+    unit_price: float = Field(json_schema_extra={MONEY: True})
     discount_pct: float
 
 
@@ -146,7 +146,7 @@ class Quote(Record):
     opportunity_id: OpportunityId
     status: QuoteStatus
     lines: list[QuoteLine]
-    total: float
+    total: float = Field(json_schema_extra={MONEY: True})
     created_on: str
 
 

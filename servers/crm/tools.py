@@ -18,6 +18,8 @@ from prove.env.types import (
     Page,
     day,
     entity_id,
+    measure,
+    naming,
     parse_day,
     text,
 )
@@ -96,7 +98,7 @@ class ActivityList(Page):
 
 class RepSummary(BaseModel):
     rep_id: RepId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     role: RepRole
     manager_id: RepId | None
     territory: str
@@ -112,7 +114,7 @@ class RepSummary(BaseModel):
 class StageTotal(BaseModel):
     stage: Stage
     count: int
-    amount: float
+    amount: float = Field(json_schema_extra={MONEY: True})
 
 
 class PipelineSummary(BaseModel):
@@ -177,7 +179,7 @@ def _open(opp: Opportunity) -> None:
 @tool(sensitive=("owner_rep_id",))
 def search_crm_accounts(
     state: CRMState,
-    query: text("query", "Case-insensitive substring of the name or website.") = "",
+    query: text("query", "Case-insensitive substring of the name or website.", listed="name") = "",
     industry: Annotated[Industry | None, Field(description="Only accounts in this industry.")] = None,
     city: text("word", "Only accounts in this city.", listed="city", optional=True) = None,
     owner_rep_id: Annotated[RepId | None, Field(description="Only accounts owned by this rep.")] = None,
@@ -211,7 +213,7 @@ def get_crm_account(state: CRMState, account_id: AccountId) -> AccountInfo:
 def list_crm_contacts(
     state: CRMState,
     account_id: Annotated[AccountId | None, Field(description="Only contacts of this account.")] = None,
-    query: text("query", "Case-insensitive substring of name, email or title.") = "",
+    query: text("query", "Case-insensitive substring of name, email or title.", listed="name") = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> ContactList:
@@ -275,8 +277,8 @@ def list_leads(
     status: Annotated[LeadStatus | None, Field(description="Only leads in this status.")] = None,
     source: Annotated[LeadSource | None, Field(description="Only leads from this source.")] = None,
     owner_rep_id: Annotated[RepId | None, Field(description="Only leads owned by this rep.")] = None,
-    min_score: Annotated[int | None, Field(ge=0, le=100, description="Only leads scoring at least this.")] = None,
-    query: text("query", "Case-insensitive substring of name, company or email.") = "",
+    min_score: Annotated[int | None, Field(json_schema_extra=measure("rating"), ge=0, le=100, description="Only leads scoring at least this.")] = None,
+    query: text("query", "Case-insensitive substring of name, company or email.", listed="name") = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> LeadList:

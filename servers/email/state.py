@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import day, entity_id
+from prove.env.types import day, entity_id, naming
 from prove.env.world import (
     CITIES,
     COMPANIES,
@@ -49,7 +49,7 @@ FilterId = entity_id("filter", "Incoming-mail filter id, e.g. 'FLT-0002'.", exam
 
 
 class Attachment(Record):
-    name: str = Field(min_length=1, max_length=120, description="File name, e.g. 'Q2_budget.xlsx'.")
+    name: str = Field(json_schema_extra=naming("name"), min_length=1, max_length=120, description="File name, e.g. 'Q2_budget.xlsx'.")
     size_kb: int = Field(ge=1, le=10_000_000, description="Size in kilobytes (1 MB = 1024 KB).")
     mime: Mime = Field(description="MIME type of the file.")
 
@@ -58,7 +58,7 @@ class AutoReply(Record):
     enabled: bool = False
     start_date: day("First day the auto-reply is sent.") | None = None
     end_date: day("Last day the auto-reply is sent.") | None = None
-    subject: str = ""
+    subject: str = Field("", json_schema_extra=naming("title"))
     message: str = ""
     replied_to: list[str] = Field(default_factory=list, description="Sorted senders already answered.")
 
@@ -66,7 +66,7 @@ class AutoReply(Record):
 class Mailbox(Record):
     mailbox_id: MailboxId
     address: str
-    display_name: str
+    display_name: str = Field(json_schema_extra=naming("name"))
     kind: MailboxKind
     owner: str = Field(description="Name of the person who owns the mailbox.")
     delegates: list[str] = Field(default_factory=list, description="Sorted names of people who may use it.")
@@ -77,7 +77,7 @@ class Mailbox(Record):
 class Folder(Record):
     folder_id: FolderId
     mailbox_id: MailboxId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     kind: FolderKind
 
 
@@ -90,7 +90,7 @@ class Email(Record):
     from_name: str
     to: list[str]
     cc: list[str] = Field(default_factory=list)
-    subject: str
+    subject: str = Field(json_schema_extra=naming("title"))
     body: str
     timestamp: str
     read: bool = True
@@ -104,7 +104,7 @@ class Email(Record):
 class Contact(Record):
     contact_id: ContactId
     mailbox_id: MailboxId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: str
     company: str
     phone: str

@@ -17,6 +17,7 @@ from prove.env.types import (
     day,
     entity_id,
     entity_ids,
+    naming,
     parse_day,
     text,
 )
@@ -58,7 +59,7 @@ _FIND_HINT = "use list_emails or search_emails to find message ids (a message de
 class MailboxSummary(BaseModel):
     mailbox_id: MailboxId
     address: str
-    display_name: str
+    display_name: str = Field(json_schema_extra=naming("name"))
     kind: MailboxKind
     owner: str
     your_access: Access = Field(description="Whether the signed-in user owns it, is a delegate, or has no access.")
@@ -82,7 +83,7 @@ class FilterView(BaseModel):
 class MailboxSettings(BaseModel):
     mailbox_id: MailboxId
     address: str
-    display_name: str
+    display_name: str = Field(json_schema_extra=naming("name"))
     owner: str
     delegates: list[str]
     signature: str
@@ -93,7 +94,7 @@ class MailboxSettings(BaseModel):
 
 class FolderInfo(BaseModel):
     folder_id: FolderId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     kind: FolderKind
     total: int
     unread: int
@@ -112,7 +113,7 @@ class EmailSummary(BaseModel):
     from_address: str
     from_name: str
     to: list[str]
-    subject: str
+    subject: str = Field(json_schema_extra=naming("title"))
     snippet: str = Field(description="The first characters of the body.")
     timestamp: str
     read: bool
@@ -132,7 +133,7 @@ class EmailDetails(Email):
 
 class EmailThread(BaseModel):
     thread_id: ThreadId
-    subject: str
+    subject: str = Field(json_schema_extra=naming("title"))
     messages: list[EmailDetails] = Field(description="Oldest first, across the mailboxes you can use.")
     total: int
 
@@ -148,7 +149,7 @@ class SendReceipt(BaseModel):
     from_address: str
     to: list[str]
     cc: list[str]
-    subject: str
+    subject: str = Field(json_schema_extra=naming("title"))
     timestamp: str
     attachment_count: int
     delivered_to_mailboxes: list[str] = Field(description="Recipients hosted here, whose inbox got a copy.")
@@ -398,7 +399,7 @@ def list_emails(
     folder: entity_id("folder", "Folder name or id, e.g. 'Inbox', 'Sent', 'Drafts' or a custom one.", example="Inbox") = "Inbox",
     unread_only: Annotated[bool, Field(description="Only unread messages.")] = False,
     starred_only: Annotated[bool, Field(description="Only starred messages.")] = False,
-    label: text("query", "Only messages carrying this label.", optional=True) = None,
+    label: text("query", "Only messages carrying this label.", optional=True, listed="labels") = None,
     from_address: text("word", "Only messages whose sender address contains this.", listed="from_address", optional=True) = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -418,7 +419,7 @@ def list_emails(
 @tool(sensitive=("mailbox_id",))
 def search_emails(
     state: EmailState,
-    query: text("query", "Words to find in subject, body, sender, recipients or attachment names.", min_length=1, max_length=200),
+    query: text("query", "Words to find in subject, body, sender, recipients or attachment names.", min_length=1, max_length=200, listed="subject"),
     mailbox_id: Annotated[MailboxId | None, Field(description="Only this mailbox; default: every mailbox you can use.")] = None,
     has_attachment: Annotated[bool | None, Field(description="Only messages with (true) or without (false) attachments.")] = None,
     since: Annotated[day("A calendar date.") | None, Field(description="Only messages on or after this date.")] = None,
@@ -471,7 +472,7 @@ def get_email_thread(
 def list_email_contacts(
     state: EmailState,
     mailbox_id: MailboxId,
-    query: text("query", "Case-insensitive part of a name, address or company.", max_length=100) = "",
+    query: text("query", "Case-insensitive part of a name, address or company.", max_length=100, listed="name") = "",
     favorites_only: Annotated[bool, Field(description="Only contacts marked as favorites.")] = False,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -672,7 +673,7 @@ def set_auto_reply(
     mailbox_id: MailboxId,
     enabled: Annotated[bool, Field(description="True turns the vacation auto-reply on, false turns it off.")],
     start_date: Annotated[day("A calendar date.", listed="start_date") | None, Field(description="First day to auto-reply; needed when enabling.")] = None,
-    end_date: Annotated[day("A calendar date.", listed="end_date") | None, Field(description="Last day to auto-reply; needed when enabling.")] = None,
+    end_date: Annotated[day("A calendar date.", listed="end_date", role="end") | None, Field(description="Last day to auto-reply; needed when enabling.")] = None,
     message: text("body", "Auto-reply text; needed when enabling.", listed="message", max_length=1000) = "",
     subject: text("title", "Auto-reply subject prefix.", listed="subject", max_length=100) = "Out of office",
 ) -> MailboxSettings:

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id
+from prove.env.types import MONEY, entity_id, naming
 from prove.env.world import days_before, email, money, person
 
 Department = Literal["engineering", "sales", "marketing", "finance", "operations", "people"]
@@ -34,7 +34,7 @@ PayoutId = entity_id("payout", "Payout id, e.g. 'PAY-0004'.", example="PAY-0004"
 
 class Employee(Record):
     employee_id: EmployeeId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: str
     department: Department
     role: EmployeeRole
@@ -44,7 +44,7 @@ class Employee(Record):
 
 class CategoryPolicy(Record):
     category: ExpenseCategory
-    per_item_limit: float = Field(description="Most one item may cost without a justification (USD).")
+    per_item_limit: float = Field(json_schema_extra={MONEY: True}, description="Most one item may cost without a justification (USD).")
     receipt_required_above: float | None = Field(
         description="Items above this amount (USD) need a receipt; 0 = always, null = never."
     )
@@ -57,7 +57,7 @@ class ExpenseItem(Record):
     date: str
     merchant: str
     category: ExpenseCategory
-    amount: float = Field(description="In the report's currency.")
+    amount: float = Field(json_schema_extra={MONEY: True}, description="In the report's currency.")
     description: str
     receipt_attached: bool
     receipt_file: str | None = None
@@ -69,10 +69,10 @@ class ExpenseItem(Record):
 class ExpenseReport(Record):
     report_id: ReportId
     employee_id: EmployeeId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     currency: ExpenseCurrency
     status: ReportStatus
-    total: float = Field(description="Sum of all items.")
+    total: float = Field(json_schema_extra={MONEY: True}, description="Sum of all items.")
     created_at: str
     submitted_at: str | None = None
     decided_at: str | None = None
@@ -88,7 +88,7 @@ class CorporateCard(Record):
     last4: str
     currency: ExpenseCurrency
     status: CorporateCardStatus
-    monthly_limit: float
+    monthly_limit: float = Field(json_schema_extra={MONEY: True})
 
 
 class CardTransaction(Record):
@@ -98,7 +98,7 @@ class CardTransaction(Record):
     date: str
     merchant: str
     category: ExpenseCategory = Field(description="The card network's merchant category.")
-    amount: float
+    amount: float = Field(json_schema_extra={MONEY: True})
     currency: ExpenseCurrency
     matched_item_id: ItemId | None = Field(None, description="The expense item it was reconciled to.")
 
@@ -107,7 +107,7 @@ class Payout(Record):
     payout_id: PayoutId
     report_id: ReportId
     employee_id: EmployeeId
-    amount: float = Field(description="Personally paid items only; card spend is not reimbursed.")
+    amount: float = Field(json_schema_extra={MONEY: True}, description="Personally paid items only; card spend is not reimbursed.")
     currency: ExpenseCurrency
     method: PayoutMethod
     processed_by: EmployeeId

@@ -18,6 +18,7 @@ from prove.env.types import (
     Page,
     day,
     entity_id,
+    naming,
     parse_day,
     text,
 )
@@ -78,7 +79,7 @@ class CardTransactionList(Page):
 
 class SpendSummary(BaseModel):
     employee_id: EmployeeId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     reports_by_status: dict[str, int]
     approved_spend_usd_by_category: dict[str, float] = Field(description="Approved and reimbursed items, in USD.")
     awaiting_reimbursement_usd: float = Field(description="Personally paid items on approved reports, in USD.")
@@ -89,7 +90,7 @@ class SpendSummary(BaseModel):
 
 class ItemResult(BaseModel):
     item: ExpenseItem
-    report_total: float
+    report_total: float = Field(json_schema_extra={MONEY: True})
     notice: str = Field("", description="Policy problems to fix before submitting, if any.")
 
 
@@ -178,7 +179,7 @@ def _check_receipt_name(file_name: str | None, param: str) -> None:
 @tool()
 def find_company_employees(
     state: ExpenseState,
-    query: text("query", "Case-insensitive substring of the name or email.", max_length=80) = "",
+    query: text("query", "Case-insensitive substring of the name or email.", max_length=80, listed="name") = "",
     department: Annotated[Department | None, Field(description="Only employees of this department.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,

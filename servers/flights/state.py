@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import day, entity_id, entity_ids, moment
+from prove.env.types import MONEY, day, entity_id, entity_ids, moment, naming
 from prove.env.world import days_before, email, iso, money, person, phone
 
 CabinClass = Literal["economy", "premium_economy", "business", "first"]
@@ -54,7 +54,7 @@ def _seat_ids(first_row: int, last_row: int, letters: str) -> tuple[str, ...]:
 
 class Airport(Record):
     code: AirportCode
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     city: str
     country: str
 
@@ -64,7 +64,7 @@ class Cabin(Record):
     first_row: int
     last_row: int
     letters: str = Field(description="Seat letters in every row of this cabin, e.g. 'ABCDEF'.")
-    price: float = Field(description="One-way fare in USD for this cabin.")
+    price: float = Field(json_schema_extra={MONEY: True}, description="One-way fare in USD for this cabin.")
     taken: SeatIds = Field(default_factory=list, description="Occupied seat ids, in seat order.")
 
     def seats(self) -> list[str]:
@@ -95,7 +95,7 @@ class Flight(Record):
 
 class Passenger(Record):
     passenger_id: PassengerId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: str
     phone: str
     passport_number: str
@@ -115,8 +115,8 @@ class Booking(Record):
     seat: SeatId | None = Field(description="Seat id; None once cancelled.")
     status: BookingStatus
     checked_bags: int = 0
-    price_paid: float = Field(description="Everything charged so far in USD: fare, bags, fees.")
-    refund_amount: float = 0.0
+    price_paid: float = Field(json_schema_extra={MONEY: True}, description="Everything charged so far in USD: fare, bags, fees.")
+    refund_amount: float = Field(0.0, json_schema_extra={MONEY: True})
     booked_at: moment("When the booking was made.")
     checked_in_at: moment("When the booking was checked in.") | None = None
 

@@ -10,7 +10,18 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, lookup, require, shown
 from prove.env.tool import ToolError, tool
-from prove.env.types import DEFAULT_LIMIT, Limit, Offset, Page, day, entity_id, parse_day, text
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    MONEY,
+    Limit,
+    Offset,
+    Page,
+    day,
+    entity_id,
+    measure,
+    parse_day,
+    text,
+)
 from prove_servers.flights.state import (
     BAG_FEE,
     BAG_LIMIT,
@@ -73,12 +84,12 @@ class FlightSearchResult(Page):
 
 class CabinSummary(BaseModel):
     cabin: CabinClass
-    price: float
+    price: float = Field(json_schema_extra={MONEY: True})
     rows: str = Field(description="Row range of the cabin, e.g. '4-18'.")
     seats_total: int
     seats_left: int
     bag_limit: int = Field(description="Checked bags allowed per booking (gold/platinum: one more).")
-    bag_fee: float = Field(description="Fee in USD per checked bag.")
+    bag_fee: float = Field(json_schema_extra={MONEY: True}, description="Fee in USD per checked bag.")
 
 
 class FlightDetails(_FlightBase):
@@ -99,7 +110,7 @@ class SeatMap(BaseModel):
     cabin: CabinClass
     rows: str
     letters: str
-    price: float
+    price: float = Field(json_schema_extra={MONEY: True})
     seats_total: int
     seats_left: int
     free_seats: SeatIds
@@ -130,17 +141,17 @@ class BookingList(Page):
 class FlightChangeReceipt(BaseModel):
     booking: BookingView
     previous_flight_id: FlightId
-    fare_difference: float = Field(description="New fare minus old fare; only a positive one is charged.")
-    change_fee: float
-    amount_charged: float
+    fare_difference: float = Field(json_schema_extra={MONEY: True}, description="New fare minus old fare; only a positive one is charged.")
+    change_fee: float = Field(json_schema_extra={MONEY: True})
+    amount_charged: float = Field(json_schema_extra={MONEY: True})
 
 
 class BagReceipt(BaseModel):
     booking_id: BookingId
     checked_bags: int
     bag_limit: int
-    fee_charged: float
-    price_paid: float
+    fee_charged: float = Field(json_schema_extra={MONEY: True})
+    price_paid: float = Field(json_schema_extra={MONEY: True})
 
 
 class BoardingPass(BaseModel):
@@ -314,7 +325,7 @@ def _summary(flight: Flight) -> FlightSummary:
 @tool()
 def list_airports(
     state: FlightState,
-    query: text("query", "Case-insensitive substring of the code, airport name or city.", max_length=80) = "",
+    query: text("query", "Case-insensitive substring of the code, airport name or city.", max_length=80, listed="name") = "",
     country: text("word", "Only airports in this country, e.g. 'France'.", listed="country", example="France", optional=True) = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -336,7 +347,7 @@ def search_flights(
     destination: entity_id("airport", "Arrival airport, IATA code, e.g. 'CDG'.", min_length=3, max_length=3, example="CDG"),
     date: Annotated[day("Departure date.") | None, Field(description="Departure date.")] = None,
     cabin: Annotated[CabinClass | None, Field(description="Only flights with free seats in this cabin; max_price applies to it.")] = None,
-    max_price: Annotated[float | None, Field(gt=0, le=100_000, description="Highest fare in USD (of `cabin`, else of the cheapest cabin with seats).")] = None,
+    max_price: Annotated[float | None, Field(json_schema_extra=measure("money"), gt=0, le=100_000, description="Highest fare in USD (of `cabin`, else of the cheapest cabin with seats).")] = None,
     include_unavailable: Annotated[bool, Field(description="Also list departed, cancelled and sold-out flights.")] = False,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -431,7 +442,7 @@ def get_seat_map(
 @tool()
 def search_passengers(
     state: FlightState,
-    query: text("query", "Case-insensitive substring of the name or email.", max_length=80) = "",
+    query: text("query", "Case-insensitive substring of the name or email.", max_length=80, listed="name") = "",
     loyalty_tier: Annotated[LoyaltyTier | None, Field(description="Only members of this loyalty tier.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -693,7 +704,7 @@ def update_passenger_passport(
     state: FlightState,
     passenger_id: PassengerId,
     passport_number: text("word", "New passport number, 6-9 letters or digits.", listed="passport_number", min_length=6, max_length=12),
-    passport_expiry: day("Expiry date of the passport, after today.", listed="passport_expiry"),
+    passport_expiry: day("Expiry date of the passport, after today.", listed="passport_expiry", role="expiry"),
 ) -> Passenger:
     """Record a passenger's new or renewed passport; locked while they are checked in for an upcoming flight."""
     p = _passenger(state, passenger_id)

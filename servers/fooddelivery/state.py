@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id, entity_ids
+from prove.env.types import MONEY, entity_id, entity_ids, naming
 from prove.env.world import STREETS, days_before, email, person, phone, shift
 
 Cuisine = Literal["italian", "japanese", "indian", "mexican", "thai", "american", "mediterranean", "chinese"]
@@ -42,7 +42,7 @@ PromoCodeName = entity_id("promo_code", "Promo code, e.g. 'FREEDEL'.", example="
 
 class FoodCustomer(Record):
     customer_id: CustomerId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     phone: str
     email: str
     member_since: str
@@ -51,7 +51,7 @@ class FoodCustomer(Record):
 class DeliveryAddress(Record):
     address_id: AddressId
     customer_id: CustomerId
-    label: str = Field(description="Customer's name for the address, e.g. 'home'.")
+    label: str = Field(json_schema_extra=naming("title"), description="Customer's name for the address, e.g. 'home'.")
     street: str
     zone: Zone
     instructions: str = ""
@@ -59,7 +59,7 @@ class DeliveryAddress(Record):
 
 class Restaurant(Record):
     restaurant_id: RestaurantId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     cuisine: Cuisine
     zone: Zone = Field(description="Zone the kitchen is in.")
     delivery_zones: list[Zone] = Field(description="Zones it delivers to (sorted).")
@@ -68,22 +68,22 @@ class Restaurant(Record):
     opens_at: str = Field(description="Daily opening time, HH:MM.")
     closes_at: str = Field(description="Daily closing time, HH:MM; earlier than opens_at means after midnight.")
     accepting_orders: bool = Field(description="False while the restaurant has paused orders.")
-    delivery_fee: float
+    delivery_fee: float = Field(json_schema_extra={MONEY: True})
     min_order: float = Field(description="Smallest basket subtotal it accepts.")
     prep_minutes: int
 
 
 class ItemOption(Record):
-    name: str
-    extra_price: float
+    name: str = Field(json_schema_extra=naming("name"))
+    extra_price: float = Field(json_schema_extra={MONEY: True})
 
 
 class MenuItem(Record):
     item_id: ItemId
     restaurant_id: RestaurantId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     category: MenuCategory
-    price: float
+    price: float = Field(json_schema_extra={MONEY: True})
     dietary_tags: list[DietaryTag] = Field(default_factory=list)
     available: bool = True
     options: list[ItemOption] = Field(default_factory=list)
@@ -104,10 +104,10 @@ class FoodBasket(Record):
 
 class FoodOrderLine(Record):
     item_id: ItemId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     quantity: int
     options: list[str] = Field(default_factory=list)
-    unit_price: float = Field(description="Item price plus its options.")
+    unit_price: float = Field(json_schema_extra={MONEY: True}, description="Item price plus its options.")
 
 
 class FoodOrder(Record):
@@ -117,12 +117,12 @@ class FoodOrder(Record):
     address_id: AddressId
     zone: Zone
     lines: list[FoodOrderLine]
-    subtotal: float
-    delivery_fee: float
+    subtotal: float = Field(json_schema_extra={MONEY: True})
+    delivery_fee: float = Field(json_schema_extra={MONEY: True})
     discount: float = 0.0
     promo_code: PromoCodeName | None = None
     tip: float = 0.0
-    total: float = Field(description="subtotal - discount + delivery_fee + tip.")
+    total: float = Field(json_schema_extra={MONEY: True}, description="subtotal - discount + delivery_fee + tip.")
     payment_method: PaymentMethod
     status: FoodOrderStatus
     courier_id: CourierId | None = None
@@ -133,13 +133,13 @@ class FoodOrder(Record):
     delivered_at: str | None = None
     cancelled_at: str | None = None
     cancel_reason: FoodCancelReason | None = None
-    refund_amount: float = 0.0
+    refund_amount: float = Field(0.0, json_schema_extra={MONEY: True})
     rating_id: RatingId | None = None
 
 
 class Courier(Record):
     courier_id: CourierId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     phone: str
     vehicle: Vehicle
     zone: Zone
@@ -153,7 +153,7 @@ class PromoCode(Record):
     description: str
     kind: PromoKind
     value: float = Field(description="Percent off, amount off, or 0 for free delivery.")
-    min_subtotal: float
+    min_subtotal: float = Field(json_schema_extra={MONEY: True})
     expires_on: str
     restaurant_ids: entity_ids("restaurant", "Valid only here (sorted); empty = everywhere.") = Field(
         default_factory=list)

@@ -9,7 +9,18 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, EXAMPLE, MONEY, Limit, Offset, Page, entity_id, text
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    EXAMPLE,
+    MONEY,
+    Limit,
+    Offset,
+    Page,
+    entity_id,
+    measure,
+    naming,
+    text,
+)
 from prove.env.world import shift
 from prove_servers.fooddelivery.state import (
     MAX_ADDRESSES,
@@ -74,11 +85,11 @@ class AddressList(Page):
 
 class BasketItem(BaseModel):
     item_id: ItemId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     quantity: int
     options: list[str]
-    unit_price: float
-    line_total: float
+    unit_price: float = Field(json_schema_extra={MONEY: True})
+    line_total: float = Field(json_schema_extra={MONEY: True})
     available: bool
 
 
@@ -88,10 +99,10 @@ class BasketView(BaseModel):
     restaurant_name: str | None
     items: list[BasketItem]
     promo_code: PromoCodeName | None
-    subtotal: float
+    subtotal: float = Field(json_schema_extra={MONEY: True})
     discount: float
-    delivery_fee: float
-    total_before_tip: float
+    delivery_fee: float = Field(json_schema_extra={MONEY: True})
+    total_before_tip: float = Field(json_schema_extra={MONEY: True})
     min_order: float
     short_of_minimum: float = Field(description="How much more the subtotal needs to reach the minimum order.")
     notice: str = Field("", description="What changed as a side effect, e.g. a promo removed.")
@@ -203,7 +214,7 @@ def _tip_room(order: FoodOrder) -> float:
 @tool()
 def search_food_customers(
     state: FoodState,
-    query: text("query", "Case-insensitive substring of the name, email or phone.", max_length=80) = "",
+    query: text("query", "Case-insensitive substring of the name, email or phone.", max_length=80, listed="name") = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> FoodCustomerList:
@@ -251,12 +262,12 @@ def add_delivery_address(
 @tool()
 def search_restaurants(
     state: FoodState,
-    query: text("query", "Case-insensitive substring of the restaurant name.", max_length=80) = "",
+    query: text("query", "Case-insensitive substring of the restaurant name.", max_length=80, listed="name") = "",
     cuisine: Annotated[Cuisine | None, Field(description="Only restaurants of this cuisine.")] = None,
     delivers_to: Annotated[Zone | None, Field(description="Only restaurants that deliver to this zone.")] = None,
     open_now: Annotated[bool | None, Field(description="True: only open now; false: only closed now.")] = None,
     dietary: Annotated[list[DietaryTag] | None, Field(description="Only restaurants with an available dish carrying all these tags.")] = None,
-    min_rating: Annotated[float | None, Field(ge=1, le=5, description="Only restaurants rated at least this.")] = None,
+    min_rating: Annotated[float | None, Field(json_schema_extra=measure("rating"), ge=1, le=5, description="Only restaurants rated at least this.")] = None,
     sort: Annotated[RestaurantSort, Field(description="Order of results: best rating, cheapest delivery, or name.")] = "rating",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -294,7 +305,7 @@ def get_restaurant_menu(
     category: Annotated[MenuCategory | None, Field(description="Only this menu section.")] = None,
     dietary: Annotated[list[DietaryTag] | None, Field(description="Only dishes carrying all these tags.")] = None,
     available_only: Annotated[bool, Field(description="Hide dishes that are sold out right now.")] = False,
-    max_price: Annotated[float | None, Field(gt=0, le=1000, description="Only dishes up to this price.")] = None,
+    max_price: Annotated[float | None, Field(json_schema_extra=measure("money"), gt=0, le=1000, description="Only dishes up to this price.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> MenuView:
@@ -579,8 +590,8 @@ def add_delivery_tip(
 def rate_food_order(
     state: FoodState,
     order_id: OrderId,
-    food_stars: Annotated[int, Field(ge=1, le=5, description="Food rating, 1-5 stars.")],
-    courier_stars: Annotated[int | None, Field(ge=1, le=5, description="Courier rating, 1-5 stars.")] = None,
+    food_stars: Annotated[int, Field(json_schema_extra=measure("rating"), ge=1, le=5, description="Food rating, 1-5 stars.")],
+    courier_stars: Annotated[int | None, Field(json_schema_extra=measure("rating"), ge=1, le=5, description="Courier rating, 1-5 stars.")] = None,
     comment: text("body", "Optional review text.", max_length=500) = "",
 ) -> RatingReceipt:
     """Rate a delivered food order (food and optionally the courier); each order can be rated once."""

@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import day, entity_id
+from prove.env.types import MONEY, day, entity_id, naming
 from prove.env.world import CITIES, STREETS, days_before, email, person, phone
 
 Amenity = Literal[
@@ -55,7 +55,7 @@ ReviewId = entity_id("review", "Hotel review id, e.g. 'REV-0021'.", example="REV
 
 class Hotel(Record):
     hotel_id: HotelId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     city: str
     address: str
     stars: int = Field(ge=1, le=5)
@@ -69,10 +69,10 @@ class Hotel(Record):
 class RoomType(Record):
     room_type_id: RoomTypeId
     hotel_id: HotelId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     bed: BedType
     capacity: int = Field(description="Most guests the room sleeps.")
-    base_price: float = Field(description="Nightly price in USD.")
+    base_price: float = Field(json_schema_extra={MONEY: True}, description="Nightly price in USD.")
     size_sqm: int
     inventory: dict[str, int] = Field(
         description="Rooms still free per night (YYYY-MM-DD), for the next 60 nights."
@@ -81,7 +81,7 @@ class RoomType(Record):
 
 class Guest(Record):
     guest_id: GuestId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: GuestEmail
     phone: str
     loyalty_points: int
@@ -105,13 +105,13 @@ class Reservation(Record):
     guests: int = Field(description="Number of people staying.")
     additional_guests: list[str] = Field(default_factory=list, description="Names of companions.")
     status: ReservationStatus
-    total_price: float = Field(description="Room price for the stay in USD.")
+    total_price: float = Field(json_schema_extra={MONEY: True}, description="Room price for the stay in USD.")
     points_redeemed: int = 0
     points_discount: float = Field(0.0, description="USD of the total covered by loyalty points.")
-    amount_paid: float = 0.0
-    amount_due: float = Field(description="What is still to be paid, USD.")
+    amount_paid: float = Field(0.0, json_schema_extra={MONEY: True})
+    amount_due: float = Field(json_schema_extra={MONEY: True}, description="What is still to be paid, USD.")
     payment_status: PaymentStatus
-    cancellation_fee: float = 0.0
+    cancellation_fee: float = Field(0.0, json_schema_extra={MONEY: True})
     special_requests: list[SpecialRequest] = Field(default_factory=list)
     created_at: str
     checked_in_at: str | None = None
@@ -124,7 +124,7 @@ class Review(Record):
     reservation_id: ReservationId
     guest_id: GuestId
     rating: int = Field(ge=1, le=5)
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     text: str
     created_at: str
 

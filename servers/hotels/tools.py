@@ -12,11 +12,14 @@ from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
     EXAMPLE,
+    MONEY,
     Limit,
     Offset,
     Page,
     day,
     entity_ids,
+    measure,
+    naming,
     parse_day,
     text,
 )
@@ -49,7 +52,7 @@ from prove_servers.hotels.state import (
 )
 
 CheckIn = day("Arrival date, today or later.", listed="check_in")
-CheckOut = day("Departure date, after the arrival date.", listed="check_out")
+CheckOut = day("Departure date, after the arrival date.", listed="check_out", role="return")
 Guests = Annotated[int, Field(ge=1, le=10, description="Number of people staying (1-10).")]
 
 _ACTIVE = ("confirmed", "checked_in")
@@ -57,14 +60,14 @@ _ACTIVE = ("confirmed", "checked_in")
 
 class HotelSummary(BaseModel):
     hotel_id: HotelId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     city: str
     stars: int
     amenities: list[Amenity]
     cancellation_policy: CancellationPolicy
     average_rating: float | None
     review_count: int
-    lowest_nightly_price: float = Field(
+    lowest_nightly_price: float = Field(json_schema_extra={MONEY: True},
         description="Cheapest nightly price among room types that fit the guests (and are free on "
         "every night of the dates, when dates were given)."
     )
@@ -84,10 +87,10 @@ class HotelDetails(BaseModel):
 class RoomTypeView(BaseModel):
     room_type_id: RoomTypeId
     hotel_id: HotelId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     bed: BedType
     capacity: int
-    base_price: float
+    base_price: float = Field(json_schema_extra={MONEY: True})
     size_sqm: int
     rooms_left_tonight: int
 
@@ -100,7 +103,7 @@ class RoomTypeList(Page):
 class NightAvailability(BaseModel):
     night: str
     rooms_left: int
-    price: float
+    price: float = Field(json_schema_extra={MONEY: True})
 
 
 class AvailabilityInfo(BaseModel):
@@ -113,7 +116,7 @@ class AvailabilityInfo(BaseModel):
     available: bool = Field(description="Free on every night and fits the guests.")
     sold_out_nights: list[str]
     nights: list[NightAvailability]
-    total_price: float
+    total_price: float = Field(json_schema_extra={MONEY: True})
 
 
 class ReservationList(Page):
@@ -131,8 +134,8 @@ class CancellationQuote(BaseModel):
     cancellation_policy: CancellationPolicy
     free_cancellation_until: str
     hours_until_check_in: float
-    fee: float
-    refund: float = Field(description="Money returned of what was already paid, USD.")
+    fee: float = Field(json_schema_extra={MONEY: True})
+    refund: float = Field(json_schema_extra={MONEY: True}, description="Money returned of what was already paid, USD.")
     points_returned: int
     rule: str
 
@@ -142,13 +145,13 @@ class PointsRedemption(BaseModel):
     guest_id: GuestId
     points_redeemed: int
     discount: float
-    amount_due: float
+    amount_due: float = Field(json_schema_extra={MONEY: True})
     points_left: int
 
 
 class CheckOutReceipt(BaseModel):
     reservation: Reservation
-    charged_now: float
+    charged_now: float = Field(json_schema_extra={MONEY: True})
     points_earned: int
     loyalty_points: int
 
@@ -258,10 +261,10 @@ def search_hotels(
     state: HotelState,
     city: text("word", "City to stay in, e.g. 'Lisbon'.", listed="city", example="Lisbon", optional=True) = None,
     check_in: Annotated[day("Arrival date.", listed="check_in") | None, Field(description="Arrival date; give with check_out to see only hotels with a free room.")] = None,
-    check_out: Annotated[day("Departure date.", listed="check_out") | None, Field(description="Departure date.")] = None,
+    check_out: Annotated[day("Departure date.", listed="check_out", role="return") | None, Field(description="Departure date.")] = None,
     guests: Annotated[int, Field(ge=1, le=10, description="Number of people the room must sleep.")] = 1,
-    min_stars: Annotated[int | None, Field(ge=1, le=5, description="Only hotels with at least this many stars.")] = None,
-    max_nightly_price: Annotated[float | None, Field(gt=0, le=10000, description="Only hotels with a room at or under this nightly price, USD.")] = None,
+    min_stars: Annotated[int | None, Field(json_schema_extra=measure("rating"), ge=1, le=5, description="Only hotels with at least this many stars.")] = None,
+    max_nightly_price: Annotated[float | None, Field(json_schema_extra=measure("money"), gt=0, le=10000, description="Only hotels with a room at or under this nightly price, USD.")] = None,
     amenities: Annotated[list[Amenity] | None, Field(description="Only hotels offering all of these amenities.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -394,7 +397,7 @@ def get_hotel_guest(
 def list_hotel_reviews(
     state: HotelState,
     hotel_id: HotelId,
-    min_rating: Annotated[int | None, Field(ge=1, le=5, description="Only reviews rated at least this.")] = None,
+    min_rating: Annotated[int | None, Field(json_schema_extra=measure("rating"), ge=1, le=5, description="Only reviews rated at least this.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> ReviewList:
@@ -594,7 +597,7 @@ def redeem_hotel_points(
 def write_hotel_review(
     state: HotelState,
     reservation_id: ReservationId,
-    rating: Annotated[int, Field(ge=1, le=5, description="Stars from 1 (worst) to 5 (best).")],
+    rating: Annotated[int, Field(json_schema_extra=measure("rating"), ge=1, le=5, description="Stars from 1 (worst) to 5 (best).")],
     title: text("title", "Short headline.", listed="title", min_length=1, max_length=80),
     text: text("body", "The review itself.", listed="text", max_length=2000) = "",
 ) -> Review:

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id, entity_ids
+from prove.env.types import entity_id, entity_ids, naming
 from prove.env.world import (
     CITIES,
     COMPANIES,
@@ -42,7 +42,7 @@ MessageId = entity_id("message", "Message id, e.g. 'MSG-0042'.", example="MSG-00
 class ChatUser(Record):
     user_id: UserId
     handle: str = Field(description="Unique @handle without the '@'.")
-    display_name: str
+    display_name: str = Field(json_schema_extra=naming("name"))
     phone: str
     status: UserStatus
     status_message: str = ""
@@ -54,7 +54,7 @@ class ChatUser(Record):
 class Conversation(Record):
     conversation_id: ConversationId
     kind: ConversationKind
-    name: str | None = Field(None, description="Group name; None for direct conversations.")
+    name: str | None = Field(json_schema_extra=naming("name"), default=None, description="Group name; None for direct conversations.")
     members: entity_ids("user", "Sorted member user ids.")
     admins: entity_ids("user", "Sorted admin ids (groups only).") = Field(default_factory=list)
     muted_by: entity_ids("user", "Sorted ids of members who muted it.") = Field(default_factory=list)

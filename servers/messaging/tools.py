@@ -17,6 +17,7 @@ from prove.env.types import (
     entity_id,
     entity_ids,
     moment,
+    naming,
     parse_moment,
     text,
 )
@@ -48,7 +49,7 @@ Text = text("body", f"Message text, 1 to {MAX_TEXT_CHARS} characters.", listed="
 class UserCard(BaseModel):
     user_id: UserId
     handle: str
-    display_name: str
+    display_name: str = Field(json_schema_extra=naming("name"))
     status: UserStatus
     status_message: str
     last_seen: str
@@ -66,7 +67,7 @@ class ContactList(Page):
 class ConversationSummary(BaseModel):
     conversation_id: ConversationId
     kind: ConversationKind
-    title: str = Field(description="Group name, or the other person's display name for a direct chat.")
+    title: str = Field(json_schema_extra=naming("title"), description="Group name, or the other person's display name for a direct chat.")
     member_count: int
     muted: bool = Field(description="Whether the listing user has muted this conversation.")
     last_message_at: str | None
@@ -166,7 +167,7 @@ def _detail(state: ChatState, conv: Conversation) -> ConversationDetail:
 def search_chat_users(
     state: ChatState,
     query: text("query", "Case-insensitive substring of the handle, display name "
-                                            "or phone number; empty matches everyone.") = "",
+                                            "or phone number; empty matches everyone.", listed="display_name") = "",
     status: Annotated[UserStatus | None, Field(description="Only users with this presence status.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -210,7 +211,7 @@ def list_chat_conversations(
     muted: Annotated[bool | None, Field(description="Only conversations this user has (true) or "
                                                     "has not (false) muted.")] = None,
     query: text("query", "Case-insensitive substring of the group name or of a "
-                                            "member's display name.") = "",
+                                            "member's display name.", listed="title") = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> ConversationList:
@@ -277,7 +278,7 @@ def list_chat_messages(
 @tool(sensitive=("user_id", "conversation_id", "sender_id"))
 def search_chat_messages(
     state: ChatState,
-    query: text("query", "Case-insensitive text to look for in messages.", min_length=1, max_length=200),
+    query: text("query", "Case-insensitive text to look for in messages.", min_length=1, max_length=200, listed="text"),
     user_id: Annotated[UserId | None, Field(description="Only conversations this user belongs to.")] = None,
     conversation_id: Annotated[ConversationId | None, Field(description="Only this conversation.")] = None,
     sender_id: Annotated[UserId | None, Field(description="Only messages sent by this user id.")] = None,

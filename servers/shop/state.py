@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id, entity_ids
+from prove.env.types import MONEY, entity_id, entity_ids, naming
 from prove.env.world import CITIES, STREETS, days_before, email, money, person, shift
 
 ProductCategory = Literal["electronics", "home", "kitchen", "books", "clothing", "sports", "toys", "beauty"]
@@ -33,7 +33,7 @@ ReviewId = entity_id("review", "Product review id, e.g. 'REV-0007'.", example="R
 
 class ShopCustomer(Record):
     customer_id: CustomerId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: str
     city: str
     address: str = Field(description="Default shipping address.")
@@ -42,10 +42,10 @@ class ShopCustomer(Record):
 
 class Product(Record):
     sku: Sku
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     brand: str
     category: ProductCategory
-    price: float
+    price: float = Field(json_schema_extra={MONEY: True})
     stock: int = Field(description="Units available to order now.")
     rating: float | None = Field(description="Average review rating (1-5); None without reviews.")
     review_count: int
@@ -64,9 +64,9 @@ class Cart(Record):
 
 class OrderLine(Record):
     sku: Sku
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     quantity: int
-    unit_price: float
+    unit_price: float = Field(json_schema_extra={MONEY: True})
 
 
 class Order(Record):
@@ -74,11 +74,11 @@ class Order(Record):
     customer_id: CustomerId
     status: OrderStatus
     items: list[OrderLine]
-    subtotal: float
+    subtotal: float = Field(json_schema_extra={MONEY: True})
     discount: float = 0.0
     coupon_code: CouponCode | None = None
-    shipping_fee: float
-    total: float = Field(description="What the customer pays: subtotal - discount + shipping_fee.")
+    shipping_fee: float = Field(json_schema_extra={MONEY: True})
+    total: float = Field(json_schema_extra={MONEY: True}, description="What the customer pays: subtotal - discount + shipping_fee.")
     shipping_method: ShippingMethod
     shipping_address: str
     placed_at: str
@@ -91,7 +91,7 @@ class Order(Record):
     cancel_reason: CancelReason | None = None
     returned_at: str | None = None
     return_reason: ReturnReason | None = None
-    refund_amount: float = 0.0
+    refund_amount: float = Field(0.0, json_schema_extra={MONEY: True})
 
 
 class Coupon(Record):
@@ -110,7 +110,7 @@ class Review(Record):
     sku: Sku
     customer_id: CustomerId
     rating: int
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     body: str
     created_at: str
 

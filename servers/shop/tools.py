@@ -9,7 +9,18 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, EXAMPLE, Limit, Offset, Page, entity_id, text
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    EXAMPLE,
+    MONEY,
+    Limit,
+    Offset,
+    Page,
+    entity_id,
+    measure,
+    naming,
+    text,
+)
 from prove.env.world import shift
 
 from .state import (
@@ -55,10 +66,10 @@ class ShopCustomerList(Page):
 
 class CartItem(BaseModel):
     sku: Sku
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     quantity: int
-    unit_price: float
-    line_total: float
+    unit_price: float = Field(json_schema_extra={MONEY: True})
+    line_total: float = Field(json_schema_extra={MONEY: True})
     stock_left: int
 
 
@@ -66,9 +77,9 @@ class CartView(BaseModel):
     customer_id: CustomerId
     items: list[CartItem]
     coupon_code: CouponCode | None
-    subtotal: float
+    subtotal: float = Field(json_schema_extra={MONEY: True})
     discount: float
-    total_before_shipping: float
+    total_before_shipping: float = Field(json_schema_extra={MONEY: True})
     notice: str = Field("", description="What changed as a side effect, e.g. a coupon removed.")
 
 
@@ -146,10 +157,10 @@ def _restock(state: ShopState, order: Order) -> None:
 @tool()
 def search_products(
     state: ShopState,
-    query: text("query", "Case-insensitive words to find in the product name or brand; empty matches all.", max_length=100) = "",
+    query: text("query", "Case-insensitive words to find in the product name or brand; empty matches all.", max_length=100, listed="name") = "",
     category: Annotated[ProductCategory | None, Field(description="Only products in this category.")] = None,
-    min_price: Annotated[float | None, Field(ge=0, description="Only products priced at least this much.")] = None,
-    max_price: Annotated[float | None, Field(ge=0, description="Only products priced at most this much.")] = None,
+    min_price: Annotated[float | None, Field(json_schema_extra=measure("money"), ge=0, description="Only products priced at least this much.")] = None,
+    max_price: Annotated[float | None, Field(json_schema_extra=measure("money"), ge=0, description="Only products priced at most this much.")] = None,
     in_stock_only: Annotated[bool, Field(description="Only products with stock left.")] = False,
     sort_by: Annotated[ProductSort, Field(description="Result order.")] = "relevance",
     offset: Offset = 0,
@@ -187,7 +198,7 @@ def get_product(state: ShopState, sku: Sku) -> Product:
 def list_product_reviews(
     state: ShopState,
     sku: Sku,
-    min_rating: Annotated[int, Field(ge=1, le=5, description="Only reviews with at least this many stars.")] = 1,
+    min_rating: Annotated[int, Field(json_schema_extra=measure("rating"), ge=1, le=5, description="Only reviews with at least this many stars.")] = 1,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> ReviewList:
@@ -200,7 +211,7 @@ def list_product_reviews(
 @tool()
 def search_shop_customers(
     state: ShopState,
-    query: text("query", "Case-insensitive substring of the customer's name or email.", max_length=100) = "",
+    query: text("query", "Case-insensitive substring of the customer's name or email.", max_length=100, listed="name") = "",
     city: text("word", "Only customers living in this city.", listed="city", optional=True) = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -478,7 +489,7 @@ def write_product_review(
     state: ShopState,
     customer_id: CustomerId,
     sku: Sku,
-    rating: Annotated[int, Field(ge=1, le=5, description="Stars from 1 (worst) to 5 (best).")],
+    rating: Annotated[int, Field(json_schema_extra=measure("rating"), ge=1, le=5, description="Stars from 1 (worst) to 5 (best).")],
     title: text("title", "Short headline of the review.", listed="title", min_length=1, max_length=120),
     body: text("body", "The review text.", listed="body", max_length=2000) = "",
 ) -> Review:

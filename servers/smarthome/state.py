@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id
+from prove.env.types import entity_id, naming
 from prove.env.world import LAST_NAMES, STREETS, days_before, email, person
 
 HomeMode = Literal["home", "away", "vacation", "night"]
@@ -33,7 +33,7 @@ AutomationId = entity_id("automation", "Automation id, e.g. 'AUT-0002'.", exampl
 
 class Home(Record):
     home_id: HomeId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     owner: str
     owner_email: str
     address: str
@@ -46,7 +46,7 @@ class Home(Record):
 class Room(Record):
     room_id: RoomId
     home_id: HomeId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     floor: int
 
 
@@ -54,7 +54,7 @@ class Device(Record):
     device_id: DeviceId
     home_id: HomeId
     room_id: RoomId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     device_type: DeviceType
     model: str
     firmware: str
@@ -96,7 +96,7 @@ class SceneAction(Record):
 class Scene(Record):
     scene_id: SceneId
     home_id: HomeId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     actions: list[SceneAction]
     created_at: str
     last_activated: str | None = None
@@ -105,7 +105,7 @@ class Scene(Record):
 class Automation(Record):
     automation_id: AutomationId
     home_id: HomeId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     trigger: Trigger
     trigger_device_id: DeviceId | None = Field(None, description="Sensor, lock or thermostat watched.")
     at_time: str | None = Field(None, description="Time triggers: local time HH:MM.")

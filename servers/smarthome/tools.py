@@ -19,6 +19,8 @@ from prove.env.types import (
     day,
     entity_id,
     entity_ids,
+    measure,
+    naming,
     parse_day,
     text,
 )
@@ -60,7 +62,7 @@ _SETTINGS = ("on", "brightness", "color_temp", "target_temp", "hvac_mode", "lock
 
 class DeviceRef(BaseModel):
     device_id: DeviceId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
 
 
 class HomeList(Page):
@@ -69,7 +71,7 @@ class HomeList(Page):
 
 class RoomInfo(BaseModel):
     room_id: RoomId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     floor: int
     device_count: int
     offline_count: int
@@ -100,7 +102,7 @@ class AutomationList(Page):
 
 class DeviceEnergy(BaseModel):
     device_id: DeviceId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     device_type: DeviceType
     kwh: float
 
@@ -122,7 +124,7 @@ class EnergyReport(BaseModel):
 
 class HomeStatus(BaseModel):
     home_id: HomeId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     mode: HomeMode
     now: str
     device_count: int
@@ -139,7 +141,7 @@ class HomeStatus(BaseModel):
 class SceneActivation(BaseModel):
     scene_id: SceneId
     home_id: HomeId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     devices: list[DeviceRef]
     activated_at: str
 
@@ -155,7 +157,7 @@ class HomeModeChange(BaseModel):
 
 class FirmwareUpdate(BaseModel):
     device_id: DeviceId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     model: str
     previous_firmware: str
     firmware: str
@@ -232,7 +234,7 @@ def _check_action(state: SmartHomeState, home: Home, action: SceneAction, i: int
 @tool()
 def list_homes(
     state: SmartHomeState,
-    query: text("query", "Case-insensitive substring of the home or owner name.") = "",
+    query: text("query", "Case-insensitive substring of the home or owner name.", listed="name") = "",
     city: text("word", "Only homes in this city.", listed="city", optional=True) = None,
     mode: Annotated[HomeMode | None, Field(description="Only homes currently in this mode.")] = None,
     offset: Offset = 0,
@@ -337,7 +339,7 @@ def get_energy_usage(
     start_date: Annotated[
         day("First day.", listed="start_date") | None, Field(description="First day (default: 7 days ago).")
     ] = None,
-    end_date: Annotated[day("Last day.", listed="end_date") | None, Field(description="Last day (default: yesterday).")] = None,
+    end_date: Annotated[day("Last day.", listed="end_date", role="end") | None, Field(description="Last day (default: yesterday).")] = None,
     room_id: Annotated[RoomId | None, Field(description="Only devices in this room of the home.")] = None,
     device_id: Annotated[DeviceId | None, Field(description="Only this metered device of the home.")] = None,
 ) -> EnergyReport:
@@ -417,7 +419,7 @@ def set_light(
     device_id: DeviceId,
     on: Annotated[bool, Field(description="true to switch the light on, false to switch it off.")],
     brightness: Annotated[
-        int | None, Field(ge=1, le=100, description="Brightness 1-100 percent (only with on=true).")
+        int | None, Field(json_schema_extra=measure("level"), ge=1, le=100, description="Brightness 1-100 percent (only with on=true).")
     ] = None,
     color_temp: Annotated[int | None, Field(
         ge=2200, le=6500,
@@ -447,7 +449,7 @@ def set_light(
 def set_thermostat(
     state: SmartHomeState,
     device_id: DeviceId,
-    target_temp: Annotated[float | None, Field(
+    target_temp: Annotated[float | None, Field(json_schema_extra=measure("temperature"),
         ge=MIN_TARGET_C, le=MAX_TARGET_C, description="New set-point in °C, 10-30.",
     )] = None,
     mode: Annotated[
@@ -578,7 +580,7 @@ def create_automation(
         "a thermostat or temperature sensor (temperature). Not for 'time'.",
     )] = None,
     at_time: clock("For trigger 'time': local time HH:MM.", optional=True) = None,
-    threshold_c: Annotated[float | None, Field(
+    threshold_c: Annotated[float | None, Field(json_schema_extra=measure("temperature"),
         ge=-20, le=50, description="For trigger 'temperature': fire when the reading rises above this °C.",
     )] = None,
     only_in_mode: Annotated[HomeMode | None, Field(

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id, entity_ids
+from prove.env.types import entity_id, entity_ids, naming
 from prove.env.world import CITIES, FIRST_NAMES, LAST_NAMES, days_before, iso, shift
 
 MediaType = Literal["none", "image", "video", "link"]
@@ -38,7 +38,7 @@ ReportId = entity_id("report", "Report id, e.g. 'RPT-0002'.", example="RPT-0002"
 class Profile(Record):
     profile_id: ProfileId
     handle: str = Field(description="Unique handle without the leading '@'.")
-    display_name: str
+    display_name: str = Field(json_schema_extra=naming("name"))
     bio: str
     city: str
     private: bool = Field(description="Private profiles approve followers; only followers see posts.")

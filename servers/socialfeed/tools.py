@@ -18,6 +18,7 @@ from prove.env.types import (
     Page,
     day,
     entity_id,
+    naming,
     parse_day,
     text,
 )
@@ -56,7 +57,7 @@ _TAG = re.compile(r"#(\w+)")
 class ProfileCard(BaseModel):
     profile_id: ProfileId
     handle: str
-    display_name: str
+    display_name: str = Field(json_schema_extra=naming("name"))
     city: str
     private: bool
     verified: bool
@@ -80,7 +81,7 @@ class Relationship(BaseModel):
 class ProfileDetails(BaseModel):
     profile_id: ProfileId
     handle: str
-    display_name: str
+    display_name: str = Field(json_schema_extra=naming("name"))
     bio: str
     city: str
     private: bool
@@ -286,7 +287,7 @@ def _comment_view(state: SocialState, c: Comment) -> CommentView:
 @tool()
 def search_social_profiles(
     state: SocialState,
-    query: text("query", "Case-insensitive substring of the handle or display name; '@' is ignored.", max_length=100) = "",
+    query: text("query", "Case-insensitive substring of the handle or display name; '@' is ignored.", max_length=100, listed="display_name") = "",
     city: text("word", "Only profiles in this city.", listed="city", optional=True) = None,
     verified_only: Annotated[bool, Field(description="Only verified profiles.")] = False,
     offset: Offset = 0,
@@ -413,7 +414,7 @@ def list_post_comments(
 @tool(sensitive=("viewer_profile_id",))
 def search_hashtag_posts(
     state: SocialState,
-    hashtag: text("query", "Hashtag with or without '#', e.g. 'coffee'.", example="coffee", min_length=1, max_length=60),
+    hashtag: text("query", "Hashtag with or without '#', e.g. 'coffee'.", example="coffee", min_length=1, max_length=60, listed="hashtags"),
     viewer_profile_id: Viewer = None,
     media_type: Annotated[MediaType | None, Field(description="Only posts with this kind of media.")] = None,
     since: Annotated[day("Only posts on or after this date.") | None,

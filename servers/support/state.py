@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id
+from prove.env.types import MONEY, entity_id, naming
 from prove.env.world import days_before, email, person, phone, shift
 
 TicketCategory = Literal["billing", "shipping", "product_defect", "account", "other"]
@@ -43,7 +43,7 @@ CannedReplyId = entity_id("canned_reply", "Canned reply (macro) id, e.g. 'MAC-00
 
 class SupportCustomer(Record):
     customer_id: CustomerId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: str
     phone: str
     tier: CustomerTier
@@ -51,9 +51,9 @@ class SupportCustomer(Record):
 
 class OrderItem(Record):
     sku: Sku
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     quantity: int
-    unit_price: float = Field(description="What the customer paid per unit.")
+    unit_price: float = Field(json_schema_extra={MONEY: True}, description="What the customer paid per unit.")
     returned_quantity: int = Field(0, description="Units in a return that was not rejected.")
 
 
@@ -61,7 +61,7 @@ class RetailOrder(Record):
     order_id: OrderId
     customer_id: CustomerId
     items: list[OrderItem]
-    total_paid: float
+    total_paid: float = Field(json_schema_extra={MONEY: True})
     refunded: float = 0.0
     status: RetailOrderStatus
     placed_on: str
@@ -70,7 +70,7 @@ class RetailOrder(Record):
 
 class Agent(Record):
     agent_id: AgentId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: str
     team: AgentTeam
     skills: list[TicketCategory] = Field(description="Ticket categories the agent may handle (sorted).")
@@ -82,7 +82,7 @@ class Ticket(Record):
     ticket_id: TicketId
     customer_id: CustomerId
     order_id: OrderId | None = None
-    subject: str
+    subject: str = Field(json_schema_extra=naming("title"))
     category: TicketCategory
     priority: TicketPriority
     status: TicketStatus
@@ -120,13 +120,13 @@ class ReturnAuthorization(Record):
     ticket_id: TicketId | None = None
     approved_at: str | None = None
     return_label: str | None = None
-    refund_amount: float = 0.0
+    refund_amount: float = Field(0.0, json_schema_extra={MONEY: True})
     refunded_at: str | None = None
 
 
 class CannedReply(Record):
     macro_id: CannedReplyId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     category: MacroCategory
     body: str = Field(description="Text with placeholders {customer_name}, {ticket_id}, {agent_name}.")
 

@@ -8,7 +8,17 @@ from pydantic import Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, EXAMPLE, MONEY, Limit, Offset, Page, entity_id, text
+from prove.env.types import (
+    DEFAULT_LIMIT,
+    EXAMPLE,
+    MONEY,
+    Limit,
+    Offset,
+    Page,
+    entity_id,
+    measure,
+    text,
+)
 from prove.env.world import shift
 from prove_servers.support.state import (
     ACTIVE,
@@ -84,8 +94,8 @@ class CannedReplyList(Page):
 
 class ReturnStatusView(ReturnAuthorization):
     item_name: str
-    unit_price: float
-    max_refund: float = Field(description="Most that can still be refunded for this return.")
+    unit_price: float = Field(json_schema_extra={MONEY: True})
+    max_refund: float = Field(json_schema_extra={MONEY: True}, description="Most that can still be refunded for this return.")
 
 
 def _customer(state: SupportState, customer_id: str) -> SupportCustomer:
@@ -164,7 +174,7 @@ def _post(state: SupportState, t: Ticket, kind: str, author: str, body: str) -> 
 @tool()
 def search_support_customers(
     state: SupportState,
-    query: text("query", "Case-insensitive substring of the name, email or phone.", max_length=80) = "",
+    query: text("query", "Case-insensitive substring of the name, email or phone.", max_length=80, listed="name") = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> SupportCustomerList:
@@ -192,7 +202,7 @@ def list_support_customer_orders(
 @tool(sensitive=("customer_id", "assignee_id"))
 def search_support_tickets(
     state: SupportState,
-    query: text("query", "Case-insensitive substring of the subject.", max_length=80) = "",
+    query: text("query", "Case-insensitive substring of the subject.", max_length=80, listed="subject") = "",
     customer_id: Annotated[CustomerId | None, Field(description="Only this customer's tickets, e.g. 'SCU-0004'.", json_schema_extra={EXAMPLE: "SCU-0004"})] = None,
     status: Annotated[TicketStatus | None, Field(description="Only tickets in this status.")] = None,
     category: Annotated[TicketCategory | None, Field(description="Only tickets of this category.")] = None,
@@ -398,7 +408,7 @@ def reopen_support_ticket(
 def rate_support_ticket(
     state: SupportState,
     ticket_id: TicketId,
-    score: Annotated[int, Field(ge=1, le=5, description="Customer satisfaction, 1 (bad) to 5 (great).")],
+    score: Annotated[int, Field(json_schema_extra=measure("rating"), ge=1, le=5, description="Customer satisfaction, 1 (bad) to 5 (great).")],
     comment: text("body", "Optional feedback text.", max_length=500) = "",
 ) -> TicketSummary:
     """Record the customer's satisfaction rating for a resolved or closed ticket (once per ticket)."""

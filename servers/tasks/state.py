@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id
+from prove.env.types import entity_id, naming
 from prove.env.world import COMPANIES, FIRST_NAMES, LAST_NAMES, days_before, slug
 
 ProjectStatus = Literal["active", "on_hold", "completed", "archived"]
@@ -35,7 +35,7 @@ MilestoneId = entity_id("milestone", "Milestone or sprint id, e.g. 'MLS-0002'.",
 
 class User(Record):
     user_id: UserId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: UserEmail
     title: str
     weekly_capacity_hours: float
@@ -43,14 +43,14 @@ class User(Record):
 
 class Workspace(Record):
     workspace_id: WorkspaceId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     member_ids: list[UserId] = Field(description="Sorted ids of the users in the workspace.")
 
 
 class Project(Record):
     project_id: ProjectId
     workspace_id: WorkspaceId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     description: str
     owner_id: UserId
     status: ProjectStatus
@@ -62,7 +62,7 @@ class Project(Record):
 class Task(Record):
     task_id: TaskId
     project_id: ProjectId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     description: str = ""
     assignee_id: UserId | None = None
     status: TaskStatus = "todo"
@@ -98,7 +98,7 @@ class TimeLog(Record):
 class Milestone(Record):
     milestone_id: MilestoneId
     project_id: ProjectId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     kind: MilestoneKind
     start_date: str | None = Field(None, description="Sprints only: first day.")
     due_date: str

@@ -17,6 +17,7 @@ from prove.env.types import (
     Page,
     day,
     entity_id,
+    naming,
     parse_day,
     text,
 )
@@ -50,7 +51,7 @@ _PRIORITY_RANK = {"urgent": 0, "high": 1, "medium": 2, "low": 3}
 class ProjectSummary(BaseModel):
     project_id: ProjectId
     workspace_id: WorkspaceId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     status: ProjectStatus
     owner_id: UserId
     owner_name: str
@@ -66,7 +67,7 @@ class ProjectList(Page):
 
 class MemberInfo(BaseModel):
     user_id: UserId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     email: UserEmail
     title: str
     role: Role
@@ -94,7 +95,7 @@ class ProjectDetails(Project):
 class TaskSummary(BaseModel):
     task_id: TaskId
     project_id: ProjectId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     assignee_id: UserId | None
     status: TaskStatus
     priority: Priority
@@ -111,7 +112,7 @@ class TaskList(Page):
 
 class TaskRef(BaseModel):
     task_id: TaskId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     status: TaskStatus
 
 
@@ -137,7 +138,7 @@ class MilestoneList(Page):
 
 class UserWorkload(BaseModel):
     user_id: UserId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     open_tasks: int
     in_progress: int
     blocked: int
@@ -269,7 +270,7 @@ def list_task_projects(
     workspace_id: Annotated[WorkspaceId | None, Field(description="Only projects of this workspace, e.g. 'WSP-0001'.", json_schema_extra={EXAMPLE: "WSP-0001"})] = None,
     status: Annotated[ProjectStatus | None, Field(description="Only projects in this status.")] = None,
     member_id: Annotated[UserId | None, Field(description="Only projects this user is a member of.")] = None,
-    query: text("query", "Case-insensitive part of the project name.", max_length=100) = "",
+    query: text("query", "Case-insensitive part of the project name.", max_length=100, listed="name") = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> ProjectList:
@@ -316,7 +317,7 @@ def list_tasks(
     assignee_id: Annotated[UserId | None, Field(description="Only tasks assigned to this user id.")] = None,
     status: Annotated[TaskStatus | None, Field(description="Only tasks in this status.")] = None,
     priority: Annotated[Priority | None, Field(description="Only tasks of this priority.")] = None,
-    label: text("query", "Only tasks carrying this label, e.g. 'bug'.", example="bug", optional=True) = None,
+    label: text("query", "Only tasks carrying this label, e.g. 'bug'.", example="bug", optional=True, listed="labels") = None,
     due_before: Annotated[day("Only tasks due on or before this date.") | None,
                           Field(description="Only tasks due on or before this date.")] = None,
     milestone_id: Annotated[MilestoneId | None, Field(description="Only tasks in this milestone or sprint.")] = None,

@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id
+from prove.env.types import MONEY, entity_id, naming
 from prove.env.world import days_before, email, iso, person, phone, shift
 
 Permission = Literal["owner", "driver", "guest"]
@@ -47,7 +47,7 @@ AppointmentId = entity_id("service_appointment", "Service appointment id, e.g. '
 
 class AppUser(Record):
     user_id: UserId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: str
     phone: str
     city: str
@@ -70,7 +70,7 @@ class TirePressures(Record):
 class Vehicle(Record):
     vehicle_id: VehicleId
     vin: str = Field(description="17-character vehicle identification number.")
-    nickname: str
+    nickname: str = Field(json_schema_extra=naming("name"))
     model: str
     model_year: int
     ev: bool
@@ -129,7 +129,7 @@ class ChargingSession(Record):
     start_pct: int
     end_pct: int | None = None
     energy_kwh: float
-    cost_eur: float
+    cost_eur: float = Field(json_schema_extra={MONEY: True})
 
 
 class Alert(Record):
@@ -144,7 +144,7 @@ class Alert(Record):
 
 class ServiceCenter(Record):
     center_id: CenterId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     city: str
     address: str
     services: list[ServiceType]

@@ -11,12 +11,15 @@ from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
 from prove.env.types import (
     DEFAULT_LIMIT,
+    MONEY,
     Limit,
     Offset,
     Page,
     day,
     entity_id,
+    measure,
     moment,
+    naming,
     parse_day,
     parse_moment,
     text,
@@ -58,7 +61,7 @@ ActingUserId = entity_id("user", "Your app user id (whose permission is checked)
 
 class VehicleSummary(BaseModel):
     vehicle_id: VehicleId
-    nickname: str
+    nickname: str = Field(json_schema_extra=naming("name"))
     model: str
     vin: str
     ev: bool
@@ -78,14 +81,14 @@ class VehicleList(Page):
 
 class AccessEntry(BaseModel):
     user_id: UserId
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     permission: Permission
     granted_at: str
 
 
 class VehicleStatus(BaseModel):
     vehicle_id: VehicleId
-    nickname: str
+    nickname: str = Field(json_schema_extra=naming("name"))
     model: str
     model_year: int
     vin: str
@@ -145,7 +148,7 @@ class SessionList(Page):
     vehicle_id: VehicleId
     sessions: list[ChargingSession]
     total_energy_kwh: float
-    total_cost_eur: float
+    total_cost_eur: float = Field(json_schema_extra={MONEY: True})
 
 
 class AlertList(Page):
@@ -463,7 +466,7 @@ def set_vehicle_climate(
     vehicle_id: VehicleId,
     user_id: ActingUserId,
     on: Annotated[bool, Field(description="True to start (or retarget) climate, false to stop it.")],
-    target_temp_c: Annotated[float | None, Field(ge=MIN_CABIN_C, le=MAX_CABIN_C, description="Cabin target in °C (15-28, rounded to 0.5); only with on=true. Omit to keep the current target.")] = None,
+    target_temp_c: Annotated[float | None, Field(json_schema_extra=measure("temperature"), ge=MIN_CABIN_C, le=MAX_CABIN_C, description="Cabin target in °C (15-28, rounded to 0.5); only with on=true. Omit to keep the current target.")] = None,
 ) -> VehicleStatus:
     """Start or stop cabin climate remotely, optionally setting the cabin temperature."""
     veh = _allowed(state, vehicle_id, user_id, "guest", "climate control")
@@ -534,7 +537,7 @@ def set_charge_limit(
     state: VehicleState,
     vehicle_id: VehicleId,
     user_id: ActingUserId,
-    charge_limit_pct: Annotated[int, Field(ge=MIN_CHARGE_LIMIT, le=MAX_CHARGE_LIMIT, description="New charge limit, 50-100 percent.")],
+    charge_limit_pct: Annotated[int, Field(json_schema_extra=measure("percent"), ge=MIN_CHARGE_LIMIT, le=MAX_CHARGE_LIMIT, description="New charge limit, 50-100 percent.")],
 ) -> ChargeSettings:
     """Set where an electric vehicle stops charging; a limit at or below the battery level ends charging."""
     veh = _allowed(state, vehicle_id, user_id, "driver", "changing the charge limit")

@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from prove.env.state import Counter, Record, ServerState
-from prove.env.types import entity_id
+from prove.env.types import entity_id, naming
 from prove.env.world import days_before, email, person, slug
 
 Visibility = Literal["public", "restricted", "private"]
@@ -33,14 +33,14 @@ AttachmentId = entity_id("attachment", "Attachment id, e.g. 'ATT-0005'.", exampl
 
 class WikiUser(Record):
     user_id: UserId
-    name: str
+    name: str = Field(json_schema_extra=naming("alone"))
     email: str
     team: Team
 
 
 class WikiSpace(Record):
     space_key: SpaceKey
-    name: str
+    name: str = Field(json_schema_extra=naming("name"))
     description: str
     visibility: Visibility = Field(
         description="public: anyone may edit; restricted and private: only members may edit.")
@@ -52,7 +52,7 @@ class WikiSpace(Record):
 class WikiPage(Record):
     page_id: PageId
     space_key: SpaceKey
-    title: str = Field(description="Unique within its space (case-insensitive).")
+    title: str = Field(json_schema_extra=naming("title"), description="Unique within its space (case-insensitive).")
     body: str
     author_id: UserId
     parent_id: PageId | None = Field(None, description="Parent page in the same space; None for a top-level page.")
@@ -73,7 +73,7 @@ class Revision(Record):
     author_id: UserId
     timestamp: str
     summary: str
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     body: str
 
 

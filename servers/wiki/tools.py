@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from prove.env.helpers import find, known, require, shown
 from prove.env.tool import tool
-from prove.env.types import DEFAULT_LIMIT, EXAMPLE, Limit, Offset, Page, entity_id, text
+from prove.env.types import DEFAULT_LIMIT, EXAMPLE, Limit, Offset, Page, entity_id, naming, text
 from prove_servers.wiki.state import (
     MAX_TAGS,
     Attachment,
@@ -36,14 +36,14 @@ _TAG = re.compile(r"^[a-z0-9][a-z0-9-]{0,29}$")
 
 class PageRef(BaseModel):
     page_id: PageId
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     status: PageStatus
 
 
 class PageSummary(BaseModel):
     page_id: PageId
     space_key: SpaceKey
-    title: str
+    title: str = Field(json_schema_extra=naming("title"))
     status: PageStatus
     parent_id: PageId | None
     author_id: UserId
@@ -211,7 +211,7 @@ def get_wiki_space(state: WikiState, space_key: SpaceKey) -> SpaceDetail:
 @tool(sensitive=("space_key",))
 def find_wiki_users(
     state: WikiState,
-    query: text("query", "Case-insensitive substring of the name or email.", max_length=100) = "",
+    query: text("query", "Case-insensitive substring of the name or email.", max_length=100, listed="name") = "",
     space_key: Annotated[SpaceKey | None, Field(description="Only members of this space, e.g. 'ENG'.", json_schema_extra={EXAMPLE: "ENG"})] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
@@ -227,9 +227,9 @@ def find_wiki_users(
 @tool(sensitive=("space_key", "author_id"))
 def search_wiki_pages(
     state: WikiState,
-    query: text("query", "Words that must all appear in the title, body or tags (case-insensitive); empty matches all.", max_length=200) = "",
+    query: text("query", "Words that must all appear in the title, body or tags (case-insensitive); empty matches all.", max_length=200, listed="title") = "",
     space_key: Annotated[SpaceKey | None, Field(description="Only pages in this space, e.g. 'ENG'.", json_schema_extra={EXAMPLE: "ENG"})] = None,
-    tag: text("query", "Only pages carrying this tag.", optional=True) = None,
+    tag: text("query", "Only pages carrying this tag.", optional=True, listed="tags") = None,
     status: Annotated[PageStatus | None, Field(description="Only pages in this status.")] = None,
     author_id: Annotated[UserId | None, Field(description="Only pages created by this user.")] = None,
     sort: Annotated[PageSort, Field(description="Most recently updated first, most viewed first, or by title.")] = "updated",

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
 
 from prove.env import load_registry
 from prove.env.tool import ToolSpec
@@ -18,12 +19,17 @@ from prove.env.types import (
     DEFAULT_LIMIT,
     ENTITY,
     EXAMPLE,
+    MONEY,
+    NAMING,
     declared_entity,
     declared_example,
     declared_format,
     declared_listed,
     declared_text,
     model_facing,
+    money_fields,
+    naming,
+    naming_fields,
     parse_day,
     parse_moment,
 )
@@ -211,3 +217,45 @@ def test_the_value_pool_finds_ids_by_declared_kind_not_by_parameter_name() -> No
     rng = random.Random(0)
     drawn = {random_arguments(REG.tool("transfer_funds"), pool, rng)["to_account_id"] for _ in range(40)}
     assert drawn & set(state["accounts"]) and len(drawn & set(state["accounts"])) > 3
+
+
+def _objects(schema: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """Every object schema with properties in a JSON schema: the top and each of its `$defs`."""
+    yield schema
+    yield from schema.get("$defs", {}).values()
+
+
+@pytest.mark.parametrize("t", TOOLS, ids=lambda t: t.name)
+def test_a_record_declares_at_most_one_naming_field_and_money_on_numbers(t: ToolSpec) -> None:
+    """What names a record (`naming`) is one string field of it; a money field (x-money) is a number."""
+    out = t.output_schema or {}
+    for obj in _objects(out):
+        props = obj.get("properties", {})
+        named = {k: v for k, v in props.items() if NAMING in str(v)}
+        assert len(named) <= 1, f"{t.name}: {obj.get('title')} declares several naming fields: {sorted(named)}"
+        for key, sub in named.items():
+            assert sub.get("type") == "string" or any(o.get("type") == "string" for o in sub.get("anyOf", ())), \
+                f"{t.name}: {obj.get('title')}.{key} names its record but is not a string"
+        for key in money_fields(obj, out.get("$defs", {})) & set(props):
+            sub = props[key]
+            kinds = {sub.get("type"), *(o.get("type") for o in sub.get("anyOf", ()))}
+            assert kinds & {"number", "integer"}, f"{t.name}: {obj.get('title')}.{key} is money but not a number"
+
+
+def test_naming_and_money_are_read_through_references_options_and_lists() -> None:
+    class Line(BaseModel):
+        label: str = Field(json_schema_extra=naming("title"))
+        unit_price: float = Field(json_schema_extra={MONEY: True})
+        quantity: int
+
+    class Basket(BaseModel):
+        owner: str | None = Field(default=None, json_schema_extra=naming("alone"))
+        lines: list[Line]
+        main: Line | None = None
+        total: int
+
+    schema = Basket.model_json_schema()
+    assert naming_fields(schema) == {"owner": "alone", "label": "title"}
+    assert money_fields(schema) == {"unit_price"}
+    with pytest.raises(ValueError, match="naming kind must be one of name, alone, title"):
+        naming("nickname")

@@ -1,7 +1,8 @@
 """Synthesis reads what a parameter means from its declarations (`prove.env.types`: entity, kind of
-text, listing field, example, format), never from its name or description: every tool of every
-server with its parameters renamed and every description reworded reads the same to the planner,
-and the values it draws for the user are the same.
+text, listing field, example, format, what a number measures, a date's role), never from its name or
+description: every tool of every server with its parameters renamed and every description reworded
+reads the same to the planner, and the values it draws for the user (strings, numbers, dates, search
+words from the listing field a search declares) are the same.
 
     .venv/bin/python -m pytest tests/synth/test_declared_meaning.py -q
 """
@@ -18,8 +19,9 @@ import pytest
 from prove.env.hub import Hub
 from prove.env.registry import load_registry
 from prove.env.tool import ToolSpec
-from prove.env.types import text
+from prove.env.types import day, measure, text
 from prove.graph.features import Param, parameters
+from prove.synth import phrasing as P
 from prove.synth.plan_values import date_format, user_value
 from prove.synth.sampling import LiveSampler, SamplingContext, param_source
 
@@ -123,3 +125,135 @@ def test_text_refuses_an_unknown_kind_and_a_bad_field() -> None:
         text("essay", "An essay.")
     with pytest.raises(ValueError, match="listed must name a result field"):
         text("word", "A city.", listed="the city")
+
+
+def _draw_all(spec: ToolSpec, names: dict[str, str], seed: int) -> dict[str, Any]:
+    """The numbers and dates a user supplies for every such parameter of `spec`, drawn in order
+    with one rng (an end date sees the start drawn before it), keyed by the original names."""
+    rng, args, out = random.Random(seed), {}, {}
+    inverse = {v: k for k, v in names.items()}
+    for p in spec.params:
+        feat = parameters(spec)[p]
+        fmt = date_format(spec.input_schema["properties"][p])
+        if feat.entity or feat.enum or not (feat.scalar_type in ("integer", "number") or fmt):
+            continue
+        got = user_value(spec, p, SamplingContext(now={spec.server: "2026-03-16T09:00"}), rng, args)
+        assert got is not None
+        args[p] = got.value
+        out[inverse.get(p, p)] = got.value
+    return out
+
+
+@pytest.mark.parametrize("spec", [t for t in TOOLS if any(
+    parameters(t)[p].scalar_type in ("integer", "number") or date_format(t.input_schema["properties"][p])
+    for p in t.params)], ids=lambda t: t.name)
+def test_renamed_numbers_and_dates_draw_the_same_values(spec: ToolSpec) -> None:
+    """What a number measures and what a date is among the call's dates are read from `measure`
+    and `role=`: every number and date parameter renamed and reworded draws the same values."""
+    other, names = disguised(spec)
+    for seed in range(3):
+        assert _draw_all(other, names, seed) == _draw_all(anonymous(spec), {}, seed), spec.name
+
+
+def _with_param(spec: ToolSpec, param: str, new: str, sub: dict[str, Any]) -> ToolSpec:
+    """`spec` (anonymous) with `param` renamed to `new` and its schema replaced by `sub`."""
+    props = {(new if k == param else k): (sub if k == param else v)
+             for k, v in spec.input_schema["properties"].items()}
+    return dataclasses.replace(anonymous(spec), input_schema={**spec.input_schema, "properties": props},
+                               params=tuple(new if p == param else p for p in spec.params))
+
+
+def test_a_number_is_drawn_by_its_declared_kind_not_its_name() -> None:
+    """A money parameter called `arg0` draws money; a count called `amount` draws a count."""
+    spec = REG.tool("list_bank_transactions")  # min_amount: measure("money"), ge=0
+    money = spec.input_schema["properties"]["min_amount"]
+    plain = {"anyOf": [{"type": "number", "minimum": 0}, {"type": "null"}]}
+    drawn = {name: {user_value(_with_param(spec, "min_amount", name, sub), name, SamplingContext(),
+                               random.Random(s), {}).value for s in range(30)}
+             for name, sub in (("arg0", money), ("amount", plain))}
+    assert max(drawn["arg0"]) > 3 and drawn["amount"] <= {1, 2, 3}
+
+
+def test_an_end_date_is_read_from_its_declared_role_not_its_name() -> None:
+    """A date declaring role 'end' follows the call's start date; one called `end` that declares no
+    role is a day of its own."""
+    spec = REG.tool("create_calendar_event")  # end: moment(..., role="end")
+    end = spec.input_schema["properties"]["end"]
+    plain = {k: v for k, v in end.items() if k != "x-date"}
+    ctx = SamplingContext(now={"calendar": "2026-03-16T09:00"})
+    start = {"start": "2026-05-01T10:00"}
+    for seed in range(8):
+        after = user_value(_with_param(spec, "end", "arg0", end), "arg0", ctx, random.Random(seed), start)
+        alone = user_value(_with_param(spec, "end", "end", plain), "end", ctx, random.Random(seed), start)
+        assert after is not None and after.value in ("2026-05-01T11:00", "2026-05-01T12:00")
+        assert alone is not None and alone.value < "2026-04-01"
+
+
+def test_a_search_draws_its_words_from_the_field_it_declares() -> None:
+    """A search parameter's words come from the listing field it declares (`listed=`), whatever
+    that field is called; values under other fields (a `name`, a `title`) are not read."""
+    spec = REG.tool("search_bank_customers")  # query: text("query", ..., listed="name")
+    query = {**spec.input_schema["properties"]["query"], "x-listed": "handle_xyz"}
+    ctx = SamplingContext(values={"handle_xyz": [("Zephyrine Quimby", 0)], "name": [("Alma Borg", 0)],
+                                  "title": [("Budget review", 0)]})
+    words = {user_value(_with_param(spec, "query", "arg0", query), "arg0", ctx, random.Random(s), {}).value
+             for s in range(10)}
+    assert words == {"Zephyrine", "Quimby"}
+    none = SamplingContext(values={"name": [("Alma Borg", 0)]})
+    stock = user_value(_with_param(spec, "query", "arg0", query), "arg0", none, random.Random(0), {})
+    assert stock is not None and stock.value not in ("Alma", "Borg")
+
+
+def test_declarations_refuse_unknown_kinds_and_roles() -> None:
+    with pytest.raises(ValueError, match="number kind must be one of money, percent"):
+        measure("speed")
+    with pytest.raises(ValueError, match="date role must be one of end, return, expiry"):
+        day("A day.", role="start")
+
+
+def test_a_reply_reads_what_names_a_record_and_what_is_money_from_the_result_declarations() -> None:
+    """Which field names an item and which numbers are money come from the result's declarations
+    (`naming`, ``x-money``), whatever the fields are called."""
+    item = {"zz": "Plan the launch", "qq": 12.5, "name": "Other", "amount": 3.25}
+    fields = P.ResultFields(naming={"zz": "title"}, money=frozenset({"qq"}))
+    text = P.describe_item(item, fields=fields, limit=4)
+    assert text.startswith('"Plan the launch" (') and "qq $12.50" in text and "$3.25" not in text
+    plain = P.describe_item({"name": "Everyday", "price": 5.5}, fields=P.ResultFields(), limit=4)
+    assert "$" not in plain
+
+
+def test_result_declarations_follow_the_fields_when_they_are_renamed() -> None:
+    """A tool's output schema with every property renamed declares the same fields, renamed."""
+    spec = REG.tool("search_products")
+    before = P.ResultFields.of(spec)
+    assert before.naming and before.money
+
+    def renamed(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: {f"f_{p}": renamed(v) for p, v in sub.items()} if k == "properties"
+                    else [f"f_{r}" for r in sub] if k == "required" else renamed(sub)
+                    for k, sub in node.items()}
+        if isinstance(node, list):
+            return [renamed(v) for v in node]
+        return node
+
+    after = P.ResultFields.of(dataclasses.replace(spec, output_schema=renamed(spec.output_schema)))
+    assert after.naming == {f"f_{k}": v for k, v in before.naming.items()}
+    assert after.money == {f"f_{k}" for k in before.money}
+
+
+def test_a_mention_names_the_declared_entity_and_says_id_only_of_a_generated_id() -> None:
+    """The thing a parameter names is its declared entity kind (a `viewer_profile_id` names a
+    profile); "ID" is said of generated ids, never of a natural key (a repository's owner/name)."""
+    for seed in range(20):
+        said = P.mention("viewer_profile_id", "PRF-0003", "result-single", random.Random(seed),
+                         entity="profile")
+        assert said in ("that profile", "this profile", "the same profile")
+        repo = P.mention("repo", "acme/web", "id", random.Random(seed), entity="repository")
+        assert repo == "repo acme/web"
+        other = P.mention("arg0", "ACC-0003", "result-single", random.Random(seed), entity="account")
+        assert other.endswith(" account")
+    ids = {P.mention("arg0", "ACC-0003", "id", random.Random(s), entity="account") for s in range(30)}
+    assert "arg0 ID ACC-0003" in ids
+    assert {P.mention("account_id", "ACC-0003", "id", random.Random(s)) for s in range(30)} == {
+        "account ACC-0003"}  # nothing declared: no name says it is an id

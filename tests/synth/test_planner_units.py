@@ -214,8 +214,12 @@ def test_date_value_ahead_of_now_behind_when_past_and_ends_after_start() -> None
         ahead = date_value("date", "check_in", now, {}, random.Random(seed))
         behind = date_value("date", "since", now, {}, random.Random(seed), past=True)
         assert "2026-03-17" <= ahead <= "2026-03-28" and "2026-03-05" <= behind <= "2026-03-15"
-        end = date_value("date", "check_out", now, {"check_in": "2026-04-01"}, random.Random(seed))
+        end = date_value("date", "check_out", now, {"check_in": "2026-04-01"}, random.Random(seed),
+                         role="return")  # the declared role, not the name, makes it an end
         assert "2026-04-02" <= end <= "2026-04-04"
+        meeting = date_value("datetime", "arg1", now, {"arg0": "2026-04-01T10:00"}, random.Random(seed),
+                             role="end")
+        assert meeting in ("2026-04-01T11:00", "2026-04-01T12:00")
         start = date_value("datetime", "start_time", now, {}, random.Random(seed))
         assert 9 <= datetime.fromisoformat(start).hour < 17
         hhmm = date_value("time", "at", now, {}, random.Random(seed))
@@ -225,10 +229,12 @@ def test_date_value_ahead_of_now_behind_when_past_and_ends_after_start() -> None
 def test_number_stays_within_the_schemas_bounds() -> None:
     for seed in range(20):
         rng = random.Random(seed)
-        assert 0 < number("amount", {"exclusiveMinimum": 0, "maximum": 30}, rng, False) <= 30
+        assert 0 < number("money", {"exclusiveMinimum": 0, "maximum": 30}, rng, False) <= 30
         assert number("rating", {"minimum": 1, "maximum": 5}, rng, True) in range(1, 6)
-        assert number("count", {"exclusiveMinimum": 3}, rng, True) == 4  # no stock value fits
-        assert number("count", {"minimum": 10, "maximum": 5}, rng, True) == 5
+        assert number(None, {"exclusiveMinimum": 3}, rng, True) == 4  # no stock value fits
+        assert number(None, {"minimum": 10, "maximum": 5}, rng, True) == 5
+    with pytest.raises(ValueError, match="number kind must be one of money, percent"):
+        number("amount", {}, random.Random(0), False)  # a kind, never a parameter's name
 
 
 def _ctx() -> SamplingContext:

@@ -182,7 +182,8 @@ def test_the_user_says_who_they_are_like_a_person() -> None:
                             random.Random(seed))
         assert "SHC-0019" in text and "I'm SHC-0019" not in text
         assert text.endswith(("My customer ID is SHC-0019.", "I'm customer SHC-0019."))
-    named = ("customer_id", "named", "SHC-0019", {"descr_field": "name", "descr": "Beatriz Haddad"})
+    named = ("customer_id", "named", "SHC-0019", {"descr_field": "name", "descr": "Beatriz Haddad",
+                                                   "descr_how": "alone"})
     assert fill_request(template, [sku, named], entities, random.Random(0)).endswith("I'm Beatriz Haddad.")
     hidden = fill_request(template, [sku], entities, random.Random(0), withheld="customer_id")
     assert hidden.endswith("I'm a customer here.")

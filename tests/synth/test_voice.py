@@ -88,18 +88,23 @@ def test_a_persona_speaks_in_its_own_style_and_typos_spare_the_values() -> None:
 
 
 # -- people's names for things ---------------------------------------------------------------
-@pytest.mark.parametrize(("field", "descr", "expect"), [
-    ("name", "Everyday", "Everyday"), ("title", "Set up onboarding", '"Set up onboarding"'),
-    ("opened_on", "2026-01-03", "opened on January 3"), ("zone", "downtown", "downtown"),
-    ("city", "Lisbon", "Lisbon"), ("notes", "Leave it at the door please", "Leave it at the door please"),
+@pytest.mark.parametrize(("field", "descr", "how", "expect"), [
+    ("name", "Everyday", "name", "Everyday"), ("title", "Set up onboarding", "title", '"Set up onboarding"'),
+    ("arg0", "Set up onboarding", "title", '"Set up onboarding"'),  # the declaration, not the name
+    ("opened_on", "2026-01-03", None, "opened on January 3"), ("zone", "downtown", None, "downtown"),
+    ("city", "Lisbon", None, "Lisbon"),
+    ("notes", "Leave it at the door please", None, "Leave it at the door please"),
 ])
-def test_an_item_is_picked_out_as_a_person_would_never_by_its_field(field: str, descr: str,
+def test_an_item_is_picked_out_as_a_person_would_never_by_its_field(field: str, descr: str, how: str | None,
                                                                   expect: str) -> None:
+    """`how` is the field's declared `naming` kind (None: it names nothing)."""
     for seed in range(12):
         rng = random.Random(seed)
-        for text in (P.pick_out("account", field, descr, rng),
-                     P.mention("account_id", "ACC-0001", "result-item", rng, descr_field=field, descr=descr),
-                     P.mention("account_id", "ACC-0001", "named", rng, descr_field=field, descr=descr)):
+        for text in (P.pick_out("account", field, descr, rng, how),
+                     P.mention("account_id", "ACC-0001", "result-item", rng, descr_field=field, descr=descr,
+                               descr_how=how),
+                     P.mention("account_id", "ACC-0001", "named", rng, descr_field=field, descr=descr,
+                               descr_how=how)):
             assert expect in text and "ACC-0001" not in text, text
             assert not STYLE_MARKS["field_phrase"].search(text) and not STYLE_MARKS["back_reference"].search(text)
 

@@ -11,8 +11,13 @@ read these declarations (`declared_entity`); nothing infers meaning from names o
 parameter that is not an id declares what it takes with `text`: the kind of text (``"x-text"``,
 one of `TEXT_KINDS`), the field of a listing whose values it takes (``"x-listed"``: a city filter
 takes what a result's `city` shows) and an example value (``"x-example"``); `clock` declares a
-time of day (``"x-format": "time"``). Synthesis reads these (`declared_text`, `declared_listed`,
-`declared_example`, `declared_format`), never the parameter's name or description. Dates
+time of day (``"x-format": "time"``). A number parameter declares what it measures with `measure`
+(``"x-number"``, one of `NUMBER_KINDS`; a money parameter's ``"x-money"`` reads as money), and a
+date that ends a span or is an expiry says so with `day`/`moment`'s `role` (``"x-date"``, one of
+`DATE_ROLES`). A result or state field that names its record (a name, a title, a subject) says so
+with `naming` (``"x-naming"``, one of `NAMING_KINDS`), and one that is money with ``"x-money"``. Synthesis reads these (`declared_text`, `declared_listed`,
+`declared_example`, `declared_format`, `declared_number`, `declared_date_role`, `naming_fields`),
+never the parameter's name or description. Dates
 and datetimes have one schema format and one parser with one error message; every list/search
 tool takes `offset`/`limit` and returns a `Page` (`total`, `next_offset`). Model-facing schemas
 (`ToolSpec.openai_schema`) drop the ``x-`` keys; the MCP input schema keeps them.
@@ -35,7 +40,9 @@ __all__ = [
     "Page", "paginate", "Offset", "Limit", "MAX_PAGE", "DEFAULT_LIMIT",
     "declared_entity", "declared_format", "entity_values", "state_schema",
     "model_facing", "MONEY", "money_amount", "TEXT", "TEXT_KINDS", "LISTED", "EXAMPLE", "text",
-    "clock", "declared_text", "declared_listed", "declared_example",
+    "clock", "declared_text", "declared_listed", "declared_example", "NUMBER", "NUMBER_KINDS",
+    "measure", "declared_number", "DATE_ROLE", "DATE_ROLES", "declared_date_role", "NAMING", "NAMING_KINDS", "naming",
+    "naming_fields", "money_fields",
 ]
 
 ENTITY = "x-entity"
@@ -63,6 +70,39 @@ LISTED = "x-listed"
 
 EXAMPLE = "x-example"
 """JSON-schema key holding one example value of a parameter (written as data, not in prose)."""
+
+NUMBER = "x-number"
+"""JSON-schema key naming what a number parameter measures (`NUMBER_KINDS`)."""
+
+NUMBER_KINDS: dict[str, str] = {
+    "money": "an amount of money: a price, a limit, a budget (an ``x-money`` parameter is one too)",
+    "percent": "a percentage, e.g. a charge limit",
+    "temperature": "a temperature in degrees Celsius",
+    "level": "a setting on a 1-100 scale, e.g. brightness",
+    "rating": "a rating or score on a small scale, e.g. stars",
+    "reading": "a meter reading, e.g. an odometer in km",
+}
+"""The kinds of number `measure` declares; a number that declares none is a small count."""
+
+DATE_ROLE = "x-date"
+"""JSON-schema key naming the role of a date parameter among the call's dates (`DATE_ROLES`)."""
+
+DATE_ROLES: dict[str, str] = {
+    "end": "ends a span another date of the call starts, hours later (a date: days later)",
+    "return": "ends a stay, rental or window another date of the call starts, days later",
+    "expiry": "an expiry date, years ahead",
+}
+"""The roles `day` and `moment` declare with `role`; a date without one is a day of its own."""
+
+NAMING = "x-naming"
+"""JSON-schema key marking the result or state field that names its record (`NAMING_KINDS`)."""
+
+NAMING_KINDS: dict[str, str] = {
+    "name": "a name said with what it names: 'the Everyday account'",
+    "alone": "a name said on its own: a person's full name, a handle, a repository's owner/name",
+    "title": "a title or subject, said in quotes: 'the task \"Set up onboarding\"'",
+}
+"""How the field a record is named by is said (`naming`)."""
 
 _CLOCK = r"^([01]\d|2[0-3]):[0-5]\d$"
 MAX_PAGE = 50
@@ -138,22 +178,54 @@ def clock(description: str, *, optional: bool = False, **constraints: Any) -> An
                                  json_schema_extra={"x-format": "time"}, **constraints)]
 
 
-def day(description: str, *, listed: str | None = None, **constraints: Any) -> Any:
+def measure(kind: str) -> dict[str, str]:
+    """The declaration of what a number parameter measures, for its ``Field``:
+
+        stars: Annotated[int, Field(json_schema_extra=measure("rating"), ge=1, le=5, description=...)]
+    """
+    if kind not in NUMBER_KINDS:
+        raise ValueError(f"number kind must be one of {', '.join(NUMBER_KINDS)}; got {kind!r}")
+    return {NUMBER: kind}
+
+
+def day(description: str, *, listed: str | None = None, role: str | None = None,
+        **constraints: Any) -> Any:
     """A calendar date, YYYY-MM-DD (parse it in the tool with `parse_day`); `listed` names the
-    listing field whose dates fit it (see `text`)."""
-    return Annotated[str, Field(description=description, json_schema_extra=_dated("date", listed),
+    listing field whose dates fit it (see `text`), `role` what it is among the call's dates
+    (`DATE_ROLES`: a check-out date ends the stay its check-in starts)."""
+    return Annotated[str, Field(description=description, json_schema_extra=_dated("date", listed, role),
                                 **constraints)]
 
 
-def moment(description: str, *, listed: str | None = None, **constraints: Any) -> Any:
+def moment(description: str, *, listed: str | None = None, role: str | None = None,
+           **constraints: Any) -> Any:
     """A date and time, YYYY-MM-DDTHH:MM[:SS] (parse it in the tool with `parse_moment`); `listed`
-    as for `day`."""
-    return Annotated[str, Field(description=description, json_schema_extra=_dated("date-time", listed),
-                                **constraints)]
+    and `role` as for `day`."""
+    return Annotated[str, Field(description=description,
+                                json_schema_extra=_dated("date-time", listed, role), **constraints)]
 
 
-def _dated(fmt: str, listed: str | None) -> dict[str, Any]:
-    return {"format": fmt} if listed is None else {"format": fmt, LISTED: listed}
+def _dated(fmt: str, listed: str | None, role: str | None) -> dict[str, Any]:
+    if role is not None and role not in DATE_ROLES:
+        raise ValueError(f"date role must be one of {', '.join(DATE_ROLES)}; got {role!r}")
+    extra: dict[str, Any] = {"format": fmt}
+    if listed is not None:
+        extra[LISTED] = listed
+    if role is not None:
+        extra[DATE_ROLE] = role
+    return extra
+
+
+def naming(kind: str) -> dict[str, str]:
+    """The declaration, for a result or state model field's ``Field``, that the field names its
+    record, and how a person says it (`NAMING_KINDS`):
+
+        class Account(BaseModel):
+            nickname: str = Field(json_schema_extra=naming("name"))   # "my Everyday account"
+    """
+    if kind not in NAMING_KINDS:
+        raise ValueError(f"naming kind must be one of {', '.join(NAMING_KINDS)}; got {kind!r}")
+    return {NAMING: kind}
 
 
 def parse_day(value: str, param: str) -> date:
@@ -338,6 +410,65 @@ def declared_example(schema: Mapping[str, Any]) -> str | None:
     """The example value a parameter schema declares, or None."""
     found = _declared(schema, EXAMPLE)
     return None if found is None else str(found)
+
+
+def declared_number(schema: Mapping[str, Any]) -> str | None:
+    """What a number parameter schema declares it measures (`NUMBER_KINDS`; ``x-money``: 'money'),
+    or None (a small count)."""
+    found = _declared(schema, NUMBER)
+    if found is not None:
+        return str(found)
+    return "money" if _declared(schema, MONEY) else None
+
+
+def declared_date_role(schema: Mapping[str, Any]) -> str | None:
+    """The role (`DATE_ROLES`) a date parameter schema declares, or None."""
+    found = _declared(schema, DATE_ROLE)
+    return None if found is None else str(found)
+
+
+def _fields_declaring(schema: Mapping[str, Any], key: str,
+                      defs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """field -> the value of declaration `key`, for every property anywhere in a result or state
+    model's schema (through ``$ref``, ``anyOf``, array items and maps) that declares it; the first
+    declaration of a field name wins, in the order the schema shows them."""
+    defs = schema.get("$defs", {}) if defs is None else defs
+    found: dict[str, Any] = {}
+    seen: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if not isinstance(node, Mapping):
+            return
+        ref = node.get("$ref")
+        if ref is not None:
+            name = str(ref).rsplit("/", 1)[-1]
+            if name not in seen:
+                seen.add(name)
+                walk(defs.get(name))
+        for field, sub in node.get("properties", {}).items():
+            if isinstance(sub, Mapping):
+                value = _declared(sub, key)
+                if value is not None and field not in found:
+                    found[field] = value
+                walk(sub)
+        for option in node.get("anyOf", ()):
+            walk(option)
+        walk(node.get("items"))
+        walk(node.get("additionalProperties"))
+
+    walk(schema)
+    return found
+
+
+def naming_fields(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """field -> how it is said (`NAMING_KINDS`), for the fields a result or state model's schema
+    declares `naming`."""
+    return {k: str(v) for k, v in _fields_declaring(schema, NAMING, defs).items()}
+
+
+def money_fields(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> frozenset[str]:
+    """The fields a result or state model's schema declares money (``x-money``)."""
+    return frozenset(k for k, v in _fields_declaring(schema, MONEY, defs).items() if v)
 
 
 def model_facing(schema: Any) -> Any:

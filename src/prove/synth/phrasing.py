@@ -21,11 +21,12 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from prove.env.registry import ServerSpec
 from prove.env.tool import ToolSpec
+from prove.env.types import money_fields, naming_fields
 from prove.graph.features import tokens
 from prove.synth.intents import PLACEHOLDER, SWITCHES
 
@@ -210,20 +211,25 @@ def enum_words(value: Any, rng: random.Random) -> str:
     return " ".join(w.lower() if w[:1].isupper() and w[1:].islower() else w for w in text.split(" "))
 
 
-_NAME_FIELDS = ("name", "full_name", "display_name", "username", "handle", "nickname")
-_TITLE_FIELDS = ("title", "subject", "headline", "label")
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
            "October", "November", "December")
 _DATE = re.compile(r"^(\d{4})-(\d\d)-(\d\d)(?:[T ](\d\d:\d\d)(?::\d\d)?\S*)?$")
-_MONEY = frozenset({"amount", "price", "balance", "cost", "fare", "fee", "budget", "salary",
-                    "subtotal", "refund", "paid", "due", "charged", "spent"})
 
 
-def _money(key: str, value: Any) -> bool:
-    """Whether a number is an amount of money: its key says so ("amount_due", "price"), or it is a
-    fraction under a key of totals or limits ("total": 42.5; "total": 4 counts things)."""
-    words = set(key.split("_"))
-    return bool(words & _MONEY) or isinstance(value, float) and bool(words & {"total", "limit"})
+@dataclass(frozen=True)
+class ResultFields:
+    """What a tool's result declares about its fields (`prove.env.types`): the field that names
+    each record with how it is said (`naming`: field -> 'name', 'alone' or 'title') and the money
+    fields. A reply reads these, never the fields' names."""
+
+    naming: Mapping[str, str] = field(default_factory=dict)
+    money: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, spec: ToolSpec) -> ResultFields:
+        """The declarations of `spec`'s output schema."""
+        out = spec.output_schema or {}
+        return cls(naming_fields(out), money_fields(out))
 
 
 def say_date(text: str) -> str:
@@ -236,12 +242,13 @@ def say_date(text: str) -> str:
     return f"{day} at {m.group(4)}" if m.group(4) and m.group(4) != "00:00" else day
 
 
-def say_value(key: str, value: Any, currency: str | None = None) -> str:
-    """A field's value as a reply writes it: dates in words, money with two decimals and its
-    currency ("$42.50", "1,240.00 EUR"), enums without underscores, the rest verbatim."""
+def say_value(key: str, value: Any, currency: str | None = None, money: bool = False) -> str:
+    """A field's value as a reply writes it: dates in words, a declared `money` field with two
+    decimals and its currency ("$42.50", "1,240.00 EUR"), enums without underscores, the rest
+    verbatim."""
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, (int, float)) and _money(key, value):
+    if isinstance(value, (int, float)) and money:
         if currency in (None, "USD"):
             return f"${value:,.2f}"
         return f"{value:,.2f} {currency}"
@@ -270,26 +277,28 @@ def _person(noun: str) -> bool:
 _FULL_NAME = re.compile(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+")
 
 
-def _alone(noun: str, field: str, descr: str) -> bool:
-    """Whether a name is said on its own: a person's ("Beatriz Haddad", "greta.dubois")."""
-    return _person(noun) or field in ("full_name", "username", "handle") or bool(_FULL_NAME.fullmatch(descr))
+def _alone(noun: str, how: str | None, descr: str) -> bool:
+    """Whether a name is said on its own: a person's ("Beatriz Haddad", "greta.dubois"), or one
+    its field declares is said alone (`naming("alone")`)."""
+    return _person(noun) or how == "alone" or bool(_FULL_NAME.fullmatch(descr))
 
 
-def _described_as(field: str) -> str:
-    """How an item is picked out by one of its fields: "named", "titled", or a field of another kind."""
-    if field in _NAME_FIELDS:
+def _described_as(how: str | None) -> str:
+    """How an item is picked out by one of its fields, by what the field declares (`how`, its
+    `naming` kind, None for a field that names nothing): "named", "titled", or "field"."""
+    if how in ("name", "alone"):
         return "named"
-    return "titled" if field in _TITLE_FIELDS else "field"
+    return "titled" if how == "title" else "field"
 
 
-def pick_out(noun: str, field: str, descr: str, rng: random.Random) -> str:
+def pick_out(noun: str, field: str, descr: str, rng: random.Random, how: str | None = None) -> str:
     """How a person points at one item by what sets it apart, never by the field's name: "the
     Everyday account", 'the task "Set up onboarding"', "the reservation on April 12", "the
-    downtown order", "the one in Lisbon"."""
-    how = _described_as(field)
-    if how == "named":
-        return descr if _alone(noun, field, descr) or rng.random() < 0.3 else f"the {descr} {noun}"
-    if how == "titled":
+    downtown order", "the one in Lisbon". `how` is the field's declared `naming` kind, if any."""
+    said = _described_as(how)
+    if said == "named":
+        return descr if _alone(noun, how, descr) or rng.random() < 0.3 else f"the {descr} {noun}"
+    if said == "titled":
         return rng.choice((f'the {noun} "{descr}"', f'"{descr}"', f'the "{descr}" {noun}'))
     if _DATE.match(descr):
         day = say_date(descr)
@@ -309,43 +318,48 @@ def pick_out(noun: str, field: str, descr: str, rng: random.Random) -> str:
     return f'the {noun} that says "{descr}"'
 
 
-def _named(noun: str, field: str, descr: str, rng: random.Random) -> str:
+def _named(noun: str, field: str, descr: str, rng: random.Random, how: str | None = None) -> str:
     """A thing the user gives by name rather than id, as its owner says it: "Lisbon Airport", "my
-    Everyday account", 'the task "Set up onboarding emails"'."""
-    how = _described_as(field)
-    if how == "named":
-        if _alone(noun, field, descr) or rng.random() < 0.25:
+    Everyday account", 'the task "Set up onboarding emails"' (`how`: the field's `naming` kind)."""
+    told = _described_as(how)
+    if told == "named":
+        if _alone(noun, how, descr) or rng.random() < 0.25:
             return descr
         return f"my {descr} {noun}" if noun in _OWNED else f"the {descr} {noun}"
-    if how == "titled":
+    if told == "titled":
         return rng.choice((f'my {noun} "{descr}"' if noun in _OWNED else f'the {noun} "{descr}"',
                            f'the {noun} "{descr}"', f'"{descr}"'))
-    said = pick_out(noun, field, descr, rng)
+    said = pick_out(noun, field, descr, rng, how)
     return said.replace("the ", "my ", 1) if noun in _OWNED and said.startswith("the ") else said
 
 
 def mention(param: str, value: Any, kind: str, rng: random.Random, **info: Any) -> str:
     """One argument in the user's words. `kind`: id, number, enum, text, bool, named (an id the
-    user gives by a name that a lookup resolves), result-item, result-single, result-ordinal."""
+    user gives by a name that a lookup resolves), result-item, result-single, result-ordinal.
+    `info["entity"]` is the entity kind the parameter declares (the thing it names: a
+    `viewer_profile_id` names a profile, a `repo` a repository); `info["descr_how"]` the `naming`
+    kind of the field a result-item or named thing is picked out by."""
     name = humanize(param)
-    ent = entity_of(param)
+    entity = info.get("entity")
+    ent = entity.replace("_", " ") if entity else entity_of(param)
     if ent in _PREPOSITIONS or len(ent) < 3:  # `to` (recipients) -> the field's entity
         ent = info.get("source_entity") or "item"
+    how = info.get("descr_how")
     if kind == "result-item":
         item = info.get("item") or ent
         if not _same_thing(item, ent):
-            return f"the {ent} of {pick_out(item, info['descr_field'], info['descr'], rng)}"
-        return pick_out(ent, info["descr_field"], info["descr"], rng)
+            return f"the {ent} of {pick_out(item, info['descr_field'], info['descr'], rng, how)}"
+        return pick_out(ent, info["descr_field"], info["descr"], rng, how)
     if kind == "named":
-        return _named(ent, info["descr_field"], info["descr"], rng)
+        return _named(ent, info["descr_field"], info["descr"], rng, how)
     if kind == "result-ordinal":
         return rng.choice((f"the first {ent} you listed", f"the first {ent} it returns",
                            f"the top {ent} in those results"))
     if kind == "result-single":
         return rng.choice((f"that {ent}", f"this {ent}", f"the same {ent}"))
     text = render_value(value)
-    if kind == "id":
-        if param.endswith("_id") and rng.random() < 0.3:
+    if kind == "id":  # "account ID ACC-0003"; a natural key reads as itself ("repo acme/web")
+        if entity and _ID_VALUE.match(text) and rng.random() < 0.3:
             return f"{name} ID {text}"
         return f"{name} {text}"
     if kind == "enum":
@@ -424,13 +438,14 @@ _ID_VALUE = re.compile(r"^[A-Z]{2,6}-\d+$")
 _SHOWN_ITEMS = 5
 
 
-def _label(item: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """(the field that names an item, how a reply writes it): a name as it is, a title in quotes,
-    else its own id ("order ORD-0012" reads as an order number)."""
-    for key in (*_NAME_FIELDS, *_TITLE_FIELDS):
+def _label(item: Mapping[str, Any], fields: ResultFields) -> tuple[str | None, str | None]:
+    """(the field that names an item, how a reply writes it): the field its result declares names
+    it (`naming`), a name as it is and a title in quotes, else its own id ("order ORD-0012" reads
+    as an order number)."""
+    for key, how in fields.naming.items():
         v = item.get(key)
         if isinstance(v, str) and v.strip():
-            return key, (f'"{v}"' if key in _TITLE_FIELDS else v)
+            return key, (f'"{v}"' if how == "title" else v)
     for key in ("email", "handle", "code", "sku", "ticker", "version", "tag", "city"):
         v = item.get(key)
         if isinstance(v, str) and v.strip():
@@ -444,12 +459,12 @@ def _label(item: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _detail(key: str, value: Any, currency: str | None) -> str | None:
+def _detail(key: str, value: Any, currency: str | None, money: bool) -> str | None:
     """One field of an item as words in a reply ("total $42.50", "delivered on April 12",
     "pending"), or None for what a reader would not want read out (ids, long text, lists)."""
     if value is None or isinstance(value, (list, dict)) or key in ("currency",):
         return None
-    text = say_value(key, value, currency)
+    text = say_value(key, value, currency, money)
     if len(text) > 48 or (isinstance(value, str) and _ID_VALUE.match(value)):
         return None
     if isinstance(value, str) and _DATE.match(value):
@@ -460,22 +475,24 @@ def _detail(key: str, value: Any, currency: str | None) -> str | None:
     return f"{humanize(key)} {text}"
 
 
-def describe_item(item: Mapping[str, Any], also: Sequence[str] = (), limit: int = 2) -> str:
+def describe_item(item: Mapping[str, Any], also: Sequence[str] = (), limit: int = 2,
+                  fields: ResultFields | None = None) -> str:
     """One listed object as a reader sees it: its name (or title, or number) and a few details,
     `also` (fields a later turn picks it out by) always among them: "Everyday (checking, balance
-    $1,240.50)"."""
+    $1,240.50)". `fields` are its result's declarations (what names it, what is money)."""
+    fields = fields if fields is not None else ResultFields()
     for inner in [v for v in item.values() if isinstance(v, dict)]:  # {"artifact": {...}, "status": ..}
         item = {**inner, **{k: v for k, v in item.items() if not isinstance(v, dict)}}
-    key, label = _label(item)
+    key, label = _label(item, fields)
     currency = item.get("currency") if isinstance(item.get("currency"), str) else None
     keys = [k for k in also if k in item and k != key]
     keys += [k for k in _DETAIL_KEYS if k in item and k not in keys and k != key]
-    keys += sorted(k for k in item if _money(k, item[k]) and k not in keys and k != key)
+    keys += sorted(k for k in item if k in fields.money and k not in keys and k != key)
     keys += [k for k in item if isinstance(item[k], str) and _DATE.match(item[k]) and k not in keys
              and k != key]
     details: list[str] = []
     for k in keys:
-        d = _detail(k, item[k], currency)
+        d = _detail(k, item[k], currency, k in fields.money)
         if d is not None and d not in details and (len(details) < limit or k in also):
             details.append(d)
     if label is None:
@@ -521,6 +538,7 @@ def describe_result(spec: ToolSpec, result: Any, rng: random.Random,
     every item a later turn refers to, with the field it is picked out by: `show`, repr(id) ->
     fields), a record's name and details, or what a change did."""
     show = show or {}
+    fields = ResultFields.of(spec)
     result = _record(result)
     words = tokens(spec.name)
     verb = words[0] if words else ""
@@ -533,7 +551,7 @@ def describe_result(spec: ToolSpec, result: Any, rng: random.Random,
             return rng.choice((f"I couldn't find any {what}.", f"There are no {what} that match.",
                                f"Nothing came up: no {what}."))
         keep = [i for i, it in enumerate(items) if i < _SHOWN_ITEMS or _show(it, show) is not None]
-        parts = [describe_item(items[i], _show(items[i], show) or ()) for i in keep]
+        parts = [describe_item(items[i], _show(items[i], show) or (), fields=fields) for i in keep]
         head = (rng.choice((f"I found one of them: {parts[0]}.", f"There's just one: {parts[0]}."))
                 if len(items) == 1 else
                 rng.choice((f"I found {len(items)} {what}: {_join(parts)}.",
@@ -543,7 +561,7 @@ def describe_result(spec: ToolSpec, result: Any, rng: random.Random,
         return head + (f" There {'is' if more == 1 else 'are'} {more} more." if more > 0 else "")
     if isinstance(result, dict):
         also = _show(result, show) or ()
-        text = describe_item(result, also, limit=3)
+        text = describe_item(result, also, limit=3, fields=fields)
         if spec.write:
             past = _PAST.get(verb)
             if past is None:
@@ -556,11 +574,12 @@ def describe_result(spec: ToolSpec, result: Any, rng: random.Random,
         else:
             head = rng.choice((f"Here's the {noun}: {text}.", f"I've got it: {text}.",
                                f"This is what I see for the {noun}: {text}."))
-        return " ".join([head, *_inner_lists(result, show)])
+        return " ".join([head, *_inner_lists(result, show, fields)])
     return f"The {noun} came back as {render_value(result)}."
 
 
-def _inner_lists(record: Mapping[str, Any], show: Mapping[str, Sequence[str]]) -> list[str]:
+def _inner_lists(record: Mapping[str, Any], show: Mapping[str, Sequence[str]],
+                 fields: ResultFields) -> list[str]:
     """Sentences for the lists of objects a record holds (a room's bookings, an order's items): the
     first three, and every one a later turn refers to."""
     out = []
@@ -568,7 +587,7 @@ def _inner_lists(record: Mapping[str, Any], show: Mapping[str, Sequence[str]]) -
         if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
             continue
         keep = [it for i, it in enumerate(value) if i < 3 or _show(it, show) is not None]
-        parts = [describe_item(it, _show(it, show) or ()) for it in keep]
+        parts = [describe_item(it, _show(it, show) or (), fields=fields) for it in keep]
         what = humanize(key)
         more = f", and {len(value) - len(keep)} more" if len(value) > len(keep) else ""
         out.append(f"{what[:1].upper() + what[1:]}: {_join(parts)}{more}.")
@@ -635,17 +654,19 @@ def _same_thing(item: str, noun: str) -> bool:
 _BOOL_SWITCH = SWITCHES
 
 
-def _short_mention(param: str, value: Any, kind: str, entity: str | None, rng: random.Random,
+def _short_mention(param: str, value: Any, kind: str, declared: str | None, rng: random.Random,
                    **info: Any) -> str:
-    """How a value reads inside a written request (the request supplies the surrounding words)."""
+    """How a value reads inside a written request (the request supplies the surrounding words);
+    `declared` is the entity kind the parameter declares (`info` may carry it too)."""
+    entity = declared
     noun = entity.replace("_", " ") if entity else entity_of(param)
     if kind == "result-item":
         item = info.get("item") or noun
         if not _same_thing(item, noun):
-            return f"the {noun} {rng.choice(('of', 'on', 'behind'))} {pick_out(item, info['descr_field'], info['descr'], rng)}"
-        return pick_out(noun, info["descr_field"], info["descr"], rng)
+            return f"the {noun} {rng.choice(('of', 'on', 'behind'))} {pick_out(item, info['descr_field'], info['descr'], rng, info.get('descr_how'))}"
+        return pick_out(noun, info["descr_field"], info["descr"], rng, info.get("descr_how"))
     if kind == "named":
-        return _named(noun, info["descr_field"], info["descr"], rng)
+        return _named(noun, info["descr_field"], info["descr"], rng, info.get("descr_how"))
     if kind == "result-ordinal":
         return rng.choice((f"the first {noun} you listed", f"the top {noun} there",
                            "the first one it shows"))
@@ -741,7 +762,7 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
         _, kind, value, info = got  # type: ignore[misc]
         if introduced is not None and kind in ("id", "named"):
             introduced[param] = value
-        if kind == "named" and _described_as(info["descr_field"]) == "named":
+        if kind == "named" and _described_as(info.get("descr_how")) == "named":
             return f"{lead} {info['descr']}"
         if kind == "id":
             text = render_value(value)
@@ -753,7 +774,7 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
         return f"{lead} {_short_mention(param, value, kind, entity, rng, **info)}"
 
     text = PLACEHOLDER.sub(sub, _ME.sub(me, template))
-    rest = [mention(m[0], m[2], m[1], rng, **m[3]) for m in mentions
+    rest = [mention(m[0], m[2], m[1], rng, **{"entity": entities.get(m[0]), **m[3]}) for m in mentions
             if m[0] not in placed and m[0] != withheld]
     if rest:
         text = text.rstrip() + " " + rng.choice(("Use ", "That's with ", "Go with ")) + _join(rest) + "."

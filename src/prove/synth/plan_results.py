@@ -8,7 +8,7 @@ object apart, what an earlier result feeds a parameter.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,10 +124,14 @@ class Fed:
     info: dict[str, Any]
 
 
-def fed_from(hits: list[Hit], name: str, rng: Any) -> Fed:
+def fed_from(hits: list[Hit], name: str, rng: Any, naming: Mapping[str, str] | None = None,
+             entity: str | None = None) -> Fed:
     """Which of `hits` (non-empty; the leaves named `name` of one result) a later call uses: the
-    one value when they agree, else one of the first eight, described by a field of its object."""
-    source_entity = P.entity_of(name)
+    one value when they agree, else one of the first eight, described by a field of its object.
+    `naming` is what the result declares names its records (`prove.env.types.naming_fields`: the
+    descriptor's `descr_how`), `entity` the kind the result declares the leaves are."""
+    naming = naming or {}
+    source_entity = entity.replace("_", " ") if entity else P.entity_of(name)
     if len({repr(h.value) for h in hits}) == 1:
         return Fed(hits[0].value, "result-single", {"source_entity": source_entity})
     hit = hits[rng.randrange(min(len(hits), 8))]
@@ -136,5 +140,6 @@ def fed_from(hits: list[Hit], name: str, rng: Any) -> Fed:
         return Fed(hits[0].value, "result-ordinal", {"source_entity": source_entity})
     owner = re.findall(r"(\w+)\[\d+\]", hits[0].path)
     return Fed(hit.value, "result-item", {"descr_field": descr.field, "descr": descr.text,
+                                          "descr_how": naming.get(descr.field),
                                           "source_entity": source_entity,
                                           "item": P.entity_of(singular(owner[-1])) if owner else ""})

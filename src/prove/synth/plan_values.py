@@ -1,8 +1,10 @@
 """Drawing the values a user supplies for the planner: ids and values the live sampling context
 holds, enum values, numbers within bounds, dates from the simulated clock, and free text.
 
-What a string parameter takes is read from its declarations (`prove.env.types.text`: the kind of
-text, the listing field whose values fit it, an example), never from its name or description.
+What a parameter takes is read from its declarations, never from its name or description: a
+string's kind of text, the listing field whose values fit it and an example (`prove.env.types.text`;
+a search draws its words from the field it declares), what a number measures (`measure`) and a
+date's role among the call's dates (`day`/`moment` `role=`).
 
     got = user_value(spec, "account_id", ctx, rng, args={})   # UserValue("ACC-0003", "id", None)
     got = user_value(spec, "check_in", ctx, rng, args, Prefer(past=True))
@@ -17,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from prove.env.tool import ToolSpec
-from prove.env.types import declared_format
+from prove.env.types import declared_date_role, declared_format, declared_number
 from prove.graph.features import Param, parameters
 from prove.synth import phrasing as P
 from prove.synth.intents import tool_intents
@@ -39,7 +41,6 @@ _REASONS = ("No longer needed", "Plans changed", "Ordered by mistake", "Found a 
             "Incorrect details")
 _NAMES = ("Jordan Lee", "Sam Patel", "Alex Kim", "Maria Lopez", "Chris Novak", "Priya Shah")
 _WORDS = ("alpha", "launch", "budget", "review", "travel", "support")
-_QUERY_SOURCES = ("name", "title", "full_name", "subject", "tag", "label", "city")
 _MADE_UP: dict[str, tuple[str, ...]] = {"reason": _REASONS, "person_name": _NAMES, "title": _TITLES,
                                         "body": _BODIES}
 """Stock text per declared kind of text (`prove.env.types.TEXT_KINDS`); other kinds get a word."""
@@ -95,9 +96,10 @@ def date_format(schema: dict[str, Any]) -> str | None:
 
 
 def date_value(fmt: str, param: str, now: str, args: dict[str, Any], rng: Any,
-               past: bool = False) -> str:
-    """A date, date-time or time of day near the simulated `now`: an end ('end', 'until',
-    'check_out', ...) a little after a start date among `args`, an expiry years ahead, else a
+               past: bool = False, role: str | None = None) -> str:
+    """A date, date-time or time of day near the simulated `now`, by its declared `role`
+    (`prove.env.types.DATE_ROLES`): an end an hour or two after the call's start date among `args`
+    (other than `param` itself; a date or a 'return': days after), an expiry years ahead, else a
     working-hours moment some days ahead (behind, when `past`)."""
     try:
         base = datetime.fromisoformat(now) if now else datetime(2026, 3, 16, 9, 0)
@@ -105,16 +107,15 @@ def date_value(fmt: str, param: str, now: str, args: dict[str, Any], rng: Any,
         base = datetime(2026, 3, 16, 9, 0)
     if fmt == "time":
         return f"{rng.randrange(7, 22):02d}:{rng.choice((0, 15, 30, 45)):02d}"
-    ending = any(w in param for w in ("end", "until", "return", "check_out", "ends"))
     start = None
-    if ending:
+    if role in ("end", "return"):
         for key, value in args.items():
             if isinstance(value, str) and key != param and re.match(r"\d{4}-\d\d-\d\d", value):
                 start = datetime.fromisoformat(value)
-    if "expiry" in param:
+    if role == "expiry":
         when = base + timedelta(days=700 + rng.randrange(300))
     elif start is not None:
-        hours = rng.choice((1, 2)) if fmt == "datetime" and "end" in param else 24 * rng.randrange(1, 4)
+        hours = rng.choice((1, 2)) if fmt == "datetime" and role == "end" else 24 * rng.randrange(1, 4)
         when = start + timedelta(hours=hours)
     else:
         days = rng.randrange(1, 12)
@@ -123,25 +124,24 @@ def date_value(fmt: str, param: str, now: str, args: dict[str, Any], rng: Any,
     return when.strftime("%Y-%m-%dT%H:%M" if fmt == "datetime" else "%Y-%m-%d")
 
 
-def _pool(param: str) -> list[int]:
-    """Plausible values for a number parameter, by what its name says it is."""
-    if any(w in param for w in ("amount", "price", "tip", "budget", "cost")):
-        return [5, 10, 15, 20, 25, 30, 40, 50, 60, 75, 80, 100, 120, 150, 200, 250]
-    if "pct" in param or "percent" in param:
-        return list(range(50, 95, 5))
-    if "temp" in param or "threshold" in param:
-        return [18, 19, 20, 21, 22, 23, 24]
-    if "brightness" in param:
-        return list(range(20, 101, 10))
-    if any(w in param for w in ("rating", "stars", "score")):
-        return [1, 2, 3, 4, 5]
-    if "odometer" in param:
-        return [12000 + 250 * i for i in range(40)]
-    return [1, 2, 3]
+_POOLS: dict[str | None, list[int]] = {
+    "money": [5, 10, 15, 20, 25, 30, 40, 50, 60, 75, 80, 100, 120, 150, 200, 250],
+    "percent": list(range(50, 95, 5)),
+    "temperature": [18, 19, 20, 21, 22, 23, 24],
+    "level": list(range(20, 101, 10)),
+    "rating": [1, 2, 3, 4, 5],
+    "reading": [12000 + 250 * i for i in range(40)],
+    None: [1, 2, 3],
+}
+"""Plausible values per declared kind of number (`prove.env.types.NUMBER_KINDS`; None: a count)."""
 
 
-def number(param: str, schema: dict[str, Any], rng: Any, integer: bool) -> float | int:
-    """A plausible number for `param` within the schema's bounds (inclusive or exclusive)."""
+def number(kind: str | None, schema: dict[str, Any], rng: Any, integer: bool) -> float | int:
+    """A plausible number of the declared `kind` (`prove.env.types.declared_number`) within the
+    schema's bounds (inclusive or exclusive)."""
+    if kind not in _POOLS:
+        raise ValueError(f"number kind must be one of {', '.join(k for k in _POOLS if k)} or None; "
+                         f"got {kind!r}")
     lo = schema.get("minimum", schema.get("exclusiveMinimum"))
     hi = schema.get("maximum", schema.get("exclusiveMaximum"))
 
@@ -149,7 +149,7 @@ def number(param: str, schema: dict[str, Any], rng: Any, integer: bool) -> float
         low = lo is None or v > lo or ("minimum" in schema and v >= lo)
         return low and (hi is None or v < hi or ("maximum" in schema and v <= hi))
 
-    ok = [v for v in _pool(param) if fits(v)]
+    ok = [v for v in _POOLS[kind] if fits(v)]
     if not ok:
         start = int(lo) + 1 if lo is not None else 1
         ok = [start] if hi is None or start <= hi else [hi]
@@ -184,10 +184,10 @@ def _made_up(text: str | None, example: str | None, rng: Any) -> str:
     return example if example else rng.choice(_WORDS)
 
 
-def _query(ctx: SamplingContext, cands: list[Any], rng: Any) -> str:
-    """A search word: a word of a sampled name or title, else a stock word."""
-    pool = [v for name in _QUERY_SOURCES for v, _ in ctx.values.get(name, ())
-            if isinstance(v, str)] or cands
+def _query(cands: list[Any], rng: Any) -> str:
+    """A search word: a word of a value the listing field the search declares showed (`cands`),
+    else a stock word."""
+    pool = [v for v in cands if isinstance(v, str)]
     if not pool:
         return rng.choice(_WORDS)
     word = [w for w in re.split(r"\W+", rng.choice(pool[:40])) if len(w) >= 3]
@@ -225,11 +225,11 @@ def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args:
                     and not isinstance(v, bool)]
             if nums:
                 return UserValue(rng.choice(nums[:30]), "id")
-        return UserValue(number(param, base, rng, kind == "integer"), "number")
+        return UserValue(number(declared_number(schema), base, rng, kind == "integer"), "number")
     fmt = date_format(base)
     if fmt:
         return UserValue(one(date_value(fmt, param, ctx.now.get(spec.server, ""), args, rng,
-                                        prefer.past)), "value")
+                                        prefer.past, declared_date_role(schema))), "value")
     cands = [v for v, _ in ctx.candidates(param_source(spec, param)) if isinstance(v, str) and v]
     example = feat.example
     if entity is not None or feat.sensitive:
@@ -241,7 +241,7 @@ def user_value(spec: ToolSpec, param: str, ctx: SamplingContext, rng: Any, args:
             return UserValue(one(rng.choice(cands[:40])), "id")
         return UserValue(one(example), "id") if example else None
     if feat.text == "query":
-        return UserValue(one(_query(ctx, cands, rng)), "text")
+        return UserValue(one(_query(cands, rng)), "text")
     if cands and not is_running_text(feat):
         return UserValue(one(rng.choice(cands[:40])), "value")
     written = tool_intents(spec.server, spec.name)

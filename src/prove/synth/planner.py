@@ -28,8 +28,10 @@ from typing import Any
 
 from prove.env.state import canonical_json
 from prove.env.tool import ToolSpec
+from prove.env.types import entity_values
 from prove.graph.chains import Edge
 from prove.graph.features import PAGING
+from prove.synth import phrasing as P
 from prove.synth.intents import placeholders, tool_intents
 from prove.synth.machine import Conversation, Infeasible, State, TurnSpec
 from prove.synth.phrasing import SPEAKER
@@ -141,6 +143,19 @@ def _reusable(spec: ToolSpec, param: str) -> bool:
     `organizer_email`) carries over to later steps; attributes of a new thing (`email`, `name`,
     `phone`) do not."""
     return param_kind(spec, param) is not None
+
+
+def _declared(spec: ToolSpec, mentions: list[Mention]) -> list[Mention]:
+    """`mentions` with the entity kind each parameter declares in their `info["entity"]` (None:
+    it names no entity), which is what the wording calls the thing (`phrasing.mention`)."""
+    return [m if "entity" in m.info else replace(m, info={**m.info, "entity": param_kind(spec, m.param)})
+            for m in mentions]
+
+
+def _leaf_entity(spec: ToolSpec, result: Any, value: Any) -> str | None:
+    """The entity kind `spec`'s output schema declares `value` is, where `result` holds it as an id."""
+    return next((k for k, v in entity_values(result, spec.output_schema or {}) if repr(v) == repr(value)),
+                None)
 
 
 def _param_schema(spec: ToolSpec, param: str) -> dict[str, Any]:
@@ -379,7 +394,7 @@ class Planner:
                     return None
                 continue
             draft.add(got)
-        return Planned(at.step, spec.name, draft.args, draft.mentions, draft.words,
+        return Planned(at.step, spec.name, draft.args, _declared(spec, draft.mentions), draft.words,
                        intent=at.intent, template=template, lookups=draft.lookups)
 
     def _fed(self, at: Attempt, param: str) -> Mention | None:
@@ -408,7 +423,9 @@ class Planner:
             hits = [h for h in hits if belongs(kind, h.value, h.item)] or hits
         if not hits:
             return None
-        fed = fed_from(hits, name, self.rng)
+        made = self.reg.tool(src.tool)
+        fed = fed_from(hits, name, self.rng, P.ResultFields.of(made).naming,
+                       _leaf_entity(made, src.result, hits[0].value))
         return Mention(param, fed.kind, [fed.value] if schema.get("type") == "array" else fed.value,
                        fed.info)
 
@@ -530,7 +547,9 @@ class Planner:
                                                    result=result, intent="lookup")
                 return Mention(param, "named", named.value,
                                {"descr_field": named.descriptor.field,
-                                "descr": named.descriptor.text, "lookup": resolver.tool})
+                                "descr": named.descriptor.text, "lookup": resolver.tool,
+                                "descr_how": P.ResultFields.of(listing).naming.get(
+                                    named.descriptor.field)})
         for key in [k for k in draft.lookups if k.startswith(param + "/")]:  # a hop that led nowhere
             del draft.lookups[key]
         draft.mentions[:] = [m for m in draft.mentions if m.info.get("scopes") != param]

@@ -293,7 +293,8 @@ class ProgrammaticTeacher:
             got = user_value(spec, param, ctx, rng, args, params=self.params)
             if got is not None:
                 args[param] = got.value
-                mentions.append(P.mention(param, got.value, got.kind, rng, words=got.words))
+                mentions.append(P.mention(param, got.value, got.kind, rng, words=got.words,
+                                          entity=param_kind(spec, param)))
         text = P.step_text(rng.choice(P.tool_phrases(spec)), mentions, rng)
         return P.render_turn([text], rng, follow_up=k > 0)
 
