@@ -133,9 +133,11 @@ def test_a_chat_message_is_named_two_hops_away_without_saying_who_twice() -> Non
         if out.example is None:  # a seed whose pinning fails whatever is named (not a member)
             assert out.reason == "infeasible", out.reason
             continue
-        made += 1
         calls = out.example["turns"][0]["calls"]
         user = next(m["content"] for m in out.example["messages"] if m["role"] == "user")
+        if len(calls) == 2 and calls[1]["arguments"]["message_id"] in user:
+            continue  # a message of a conversation the user is not in: none of their listings names it
+        made += 1
         assert [c["name"] for c in calls] == ["search_chat_users", "list_chat_conversations",
                                               "list_chat_messages", "react_to_chat_message"], calls
         name = out.example["persona"]["name"]

@@ -216,7 +216,7 @@ class ProgrammaticTeacher:
                     continue
                 now.add(key)
                 if m.info.get("scopes") and m.param in ACTING_PARAMS \
-                        and P._described_as(m.info["descr_field"]) == "named":
+                        and P._described_as(m.info.get("descr_how")) == "named":
                     selves.append(f"I'm {m.info['descr']}.")  # whose listing it is: the user
                     if spec.kind != "clarify":
                         introduced.setdefault(m.param, m.value)
