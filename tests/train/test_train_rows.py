@@ -180,3 +180,21 @@ def test_verls_sft_dataset_loads_the_sft_export(sft_parquet: Path, tokenizer: An
     trained = tokenizer.decode(ids[mask.bool()])
     assert "<tool_call>" in trained and all(name in trained for name in called)  # assistant calls are learned
     assert "<tools>" not in trained and "<tool_response>" not in trained  # prompts are not
+
+
+def test_a_conversation_too_long_for_sft_is_cut_after_its_latest_closing_reply_that_fits() -> None:
+    from prove.rows import encode_message
+    from prove.train.data import fitting_prefix
+
+    call = {"id": "c1", "type": "function", "function": {"name": "list_accounts", "arguments": "{}"}}
+    convo = [encode_message(m) for m in (
+        {"role": "system", "content": "s"}, {"role": "user", "content": "which account?"},
+        {"role": "assistant", "content": "Which one do you mean?"},            # closes turn 1: end 3
+        {"role": "user", "content": "savings"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},            # mid-turn: never an end
+        {"role": "tool", "tool_call_id": "c1", "content": "{}"},
+        {"role": "assistant", "content": "Your savings account holds $10."},   # closes turn 2: end 7
+        {"role": "user", "content": "thanks"}, {"role": "assistant", "content": "You're welcome."})]
+    assert fitting_prefix(convo, lambda ms: True) == 7           # the whole conversation is not a cut
+    assert fitting_prefix(convo, lambda ms: len(ms) <= 6) == 3   # never inside a turn's calls
+    assert fitting_prefix(convo, lambda ms: len(ms) <= 2) is None

@@ -350,7 +350,8 @@ def scripted_model_step(calls: Sequence[Mapping[str, Any]]) -> ModelStep:
     """A ``ModelStep`` that makes ``calls`` (``{"name", "arguments"}``, e.g. a row's ground truth) in its
     first message and then answers without a call: a known reward, for checks and benchmarks."""
     def step(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
-        if any(m.get("role") == "tool" for m in messages):
+        user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+        if any(m.get("role") == "tool" for m in messages[user + 1:]):  # this turn's calls were made
             return {"role": "assistant", "content": "Done."}
         return {"role": "assistant", "content": "", "tool_calls": [
             {"id": f"call_{i}", "type": "function", "function": {

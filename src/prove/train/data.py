@@ -9,9 +9,11 @@ first, then the other offered tools in their offered order, or with ``data.tool_
 the ones named most like a called tool: a laptop-sized prompt keeps the decision between a few
 plausible tools), builds the rows with ``prove.rows`` (RL: one per
 user turn; SFT: one per conversation), measures each prompt with the model's tokenizer and the
-row's own offered tools (rendered in the config's thinking mode), and drops — never cuts — what exceeds the budget. Examples are taken in a
+row's own offered tools (rendered in the config's thinking mode), and drops an RL row whose prompt
+exceeds the budget (a prompt is never cut); a conversation too long for SFT is cut after its latest
+closing assistant reply that fits (:func:`fitting_prefix`), or dropped when none does. Examples are taken in a
 fixed pseudo-random order (:func:`sample_order`), so ``max_train_rows`` keeps every kind. The
-counts (turns seen, rows kept by kind, dropped as too long, left unmeasured once ``max_*_rows``
+counts (turns seen, rows kept by kind, dropped as too long, SFT rows cut, left unmeasured once ``max_*_rows``
 was reached) are returned and written to ``data_report.json`` beside the files. Deterministic: the
 same export and settings give the same bytes.
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,13 +97,26 @@ def _tokens(tokenizer: Any, messages: Sequence[Mapping[str, Any]], tools: list[d
     return len(ids)
 
 
+def fitting_prefix(messages: Sequence[Mapping[str, Any]], fits: Callable[[Sequence[Mapping[str, Any]]], bool],
+                   ) -> int | None:
+    """Where to cut a conversation too long for SFT: after the latest turn's closing assistant reply
+    (one without tool calls: a clarifying question, an answer, a refusal) whose prefix ``fits``; None
+    when no turn closes within the budget. The SFT row then teaches the conversation's first turns."""
+    from prove.rows import decode_messages
+
+    decoded = decode_messages(list(messages))
+    ends = [i + 1 for i, m in enumerate(decoded)
+            if m.get("role") == "assistant" and not m.get("tool_calls") and i + 1 < len(decoded)]
+    return next((end for end in reversed(ends) if fits(messages[:end])), None)
+
+
 def _rows(examples: Iterable[dict[str, Any]], split: str, data: DataPaths, tokenizer: Any,
           limit: int | None, template_kwargs: Mapping[str, Any] | None = None,
           ) -> tuple[list[dict], list[dict], dict[str, int]]:
     rl: list[dict[str, Any]] = []
     sft: list[dict[str, Any]] = []
     counts: dict[str, Any] = {"examples": 0, "turns": 0, "rl_rows": 0, "rl_too_long": 0, "rl_over_row_cap": 0,
-                              "sft_rows": 0, "sft_too_long": 0, "sft_over_row_cap": 0}
+                              "sft_rows": 0, "sft_too_long": 0, "sft_over_row_cap": 0, "sft_cut": 0}
     for example in sample_order(examples):
         counts["examples"] += 1
         narrowed = narrow_tools(example, data.max_tools, data.tool_order)
@@ -123,8 +138,13 @@ def _rows(examples: Iterable[dict[str, Any]], split: str, data: DataPaths, token
             continue
         if data.max_sft_tokens is not None and _tokens(
                 tokenizer, srow["messages"], tools, False, template_kwargs) > data.max_sft_tokens:
-            counts["sft_too_long"] += 1
-            continue
+            end = fitting_prefix(srow["messages"], lambda ms, tools=tools: _tokens(
+                tokenizer, ms, tools, False, template_kwargs) <= data.max_sft_tokens)
+            if end is None:
+                counts["sft_too_long"] += 1
+                continue
+            srow = {**srow, "messages": srow["messages"][:end]}
+            counts["sft_cut"] += 1
         sft.append(srow)
     counts["rl_rows"], counts["sft_rows"] = len(rl), len(sft)
     counts["rl_kinds"] = dict(sorted(Counter(r["extra_info"]["kind"] for r in rl).items()))
