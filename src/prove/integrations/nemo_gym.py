@@ -34,8 +34,8 @@ import argparse
 import json
 import signal
 import sys
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from prove.integrations.turn import Turn, TurnRow
+from prove.integrations.turn import Turn, TurnRow, prove_servers
 from prove.reward import ABLATIONS, outcome_of
 
 __all__ = ["AGENT_NAME", "EPISODE_PREFIX", "nemo_gym_row", "export", "rollout_log", "create_app", "main"]
@@ -226,18 +226,6 @@ def create_app(env_urls: Sequence[str], timeout: float = 30.0) -> Starlette:
                      lifespan=lifespan)
 
 
-@contextmanager
-def _prove_servers(urls: Sequence[str] | None) -> Iterator[list[str]]:
-    if urls:
-        yield list(urls)
-        return
-    from prove.env.launch import EnvServer
-
-    with EnvServer() as server:
-        print(f"# prove serve started at {server.url}", file=sys.stderr)
-        yield [server.url]
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m prove.integrations.nemo_gym export|serve``."""
     from prove.rows import read_rows
@@ -268,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
-    with _prove_servers(args.env_url) as urls:
+    with prove_servers(args.env_url) as urls:
         print(f"# NeMo Gym's PROVE service: prove serve {', '.join(urls)}, http://{args.host}:{args.port}",
               file=sys.stderr)
         uvicorn.run(create_app(urls, args.timeout), host=args.host, port=args.port, log_level="warning")

@@ -30,7 +30,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from openenv.core.rubrics.trajectory import TrajectoryRubric
 from pydantic import Field
 
-from prove.integrations.turn import Turn, TurnRow, new_episode_id, run_sync
+from prove.integrations.turn import Turn, TurnRow, new_episode_id, prove_servers, run_sync
 from prove.proc import ChildServer, free_port
 from prove.reward import get_config
 
@@ -520,18 +520,6 @@ class OpenEnvServer(ChildServer):
         return f"http://{self.host}:{self.port}"
 
 
-@contextlib.contextmanager
-def _prove_servers(urls: Sequence[str] | None) -> Iterator[list[str]]:
-    if urls:
-        yield list(urls)
-        return
-    from prove.env.launch import EnvServer
-
-    with EnvServer() as server:
-        print(f"# prove serve started at {server.url}", file=sys.stderr)
-        yield [server.url]
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m prove.integrations.openenv --rows R [--env-url U]``: serve the rows' episodes."""
     import uvicorn
@@ -555,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(128 + signum)              # unwind, so a prove serve started here stops too
 
     signal.signal(signal.SIGTERM, stop)
-    with _prove_servers(args.env_url) as urls:
+    with prove_servers(args.env_url) as urls:
         app = create_prove_app(rows, urls, reward=args.reward, max_sessions=args.max_sessions)
         print(f"# OpenEnv PROVE server: {len(rows)} rows, reward {args.reward}, prove serve {', '.join(urls)}, "
               f"ws://{args.host}:{args.port}/ws", file=sys.stderr)

@@ -25,8 +25,10 @@ import itertools
 import json
 import os
 import socket
+import sys
 import threading
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -41,7 +43,7 @@ from prove.train.session import (
     render,
 )
 
-__all__ = ["TurnRow", "Turn", "run_sync", "new_episode_id"]
+__all__ = ["TurnRow", "Turn", "run_sync", "new_episode_id", "prove_servers"]
 
 T = TypeVar("T")
 
@@ -183,3 +185,17 @@ def run_sync(coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
             _LOOP = asyncio.new_event_loop()
             threading.Thread(target=_LOOP.run_forever, name="prove-integrations", daemon=True).start()
     return asyncio.run_coroutine_threadsafe(coro, _LOOP).result(timeout)
+
+
+@contextmanager
+def prove_servers(urls: Sequence[str] | None) -> Iterator[list[str]]:
+    """The environment servers an adapter's command serves episodes from: ``urls`` when given
+    (``--env-url``), else a ``prove serve`` started for the block and stopped after it."""
+    if urls:
+        yield list(urls)
+        return
+    from prove.env.launch import EnvServer
+
+    with EnvServer() as server:
+        print(f"# prove serve started at {server.url}", file=sys.stderr)
+        yield [server.url]
