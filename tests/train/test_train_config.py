@@ -177,6 +177,57 @@ def test_an_interrupted_trainer_is_stopped_with_every_process_it_started(tmp_pat
     assert "step:1" in paths.log.read_text()
 
 
+def test_a_trainer_that_fails_ends_its_run_though_a_process_it_left_still_holds_the_output(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crashed SFT run left W&B's service holding its output pipe, and the launch waited on that
+    pipe until the notebook cell's 30-minute timeout (CI, stop 44). The run ends with the trainer:
+    its exit code comes back and what it left behind is stopped."""
+    import os
+    import time
+
+    from prove.train import launch as launch_mod
+
+    monkeypatch.setattr(launch_mod, "OUTPUT_GRACE_S", 1.0)
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    script = ("import subprocess, sys\n"
+              "w = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+              "print(f'Traceback: boom worker={w.pid}', flush=True)\n"
+              "sys.exit(3)\n")
+    paths = RunPaths(tmp_path / "run", tmp_path / "ckpt")
+    paths.run_dir.mkdir(parents=True)
+    out = io.StringIO()
+    start = time.monotonic()
+    assert launch_mod._run([sys.executable, "-c", script], {}, paths, out=out) == 3
+    assert time.monotonic() - start < 60, "the run waited on the leftover process's pipe"
+    worker = int(paths.log.read_text().split("worker=")[1].split()[0])
+    assert "boom" in out.getvalue() and "held its output" in out.getvalue()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker, 0)
+            stat = Path(f"/proc/{worker}/stat").read_text()
+            if stat.rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        except (ProcessLookupError, FileNotFoundError):
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the process the trainer left behind ({worker}) is still running")
+
+
+def test_sft_rows_kept_longer_than_verls_sft_max_length_are_refused_when_loaded() -> None:
+    """data.max_sft_tokens above the sft section's data.max_length made VERL's SFT dataset raise
+    on its first batch (truncation: error); the config says so when it is loaded instead."""
+    import dataclasses
+
+    cfg = load_train_config("smollm2-135m")
+    assert cfg.data.max_sft_tokens <= int(cfg.sft["data.max_length"])
+    with pytest.raises(ValueError, match=r"max_sft_tokens=4096 keeps SFT rows longer than sft data.max_length=3072"):
+        dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, max_sft_tokens=4096))
+    for name in paper_configs():  # the paper's configs keep every row; VERL truncates at 16384
+        assert load_train_config(name).data.max_sft_tokens is None
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [p.stem for p in sorted(CONFIG_DIR.glob("*.yaml"))
                                   if "name" in (yaml.safe_load(p.read_text()) or {})])

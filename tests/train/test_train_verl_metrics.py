@@ -8,6 +8,7 @@ checked in test_train_chain.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -55,3 +56,28 @@ def test_the_trainer_is_patched_when_verl_imports_it_and_not_before() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-2000:]
+
+
+def test_a_tracker_left_alive_until_shutdown_does_not_finish_its_loggers_again() -> None:
+    """A crashed VERL trainer keeps its ``Tracking`` alive in the traceback until the interpreter
+    shuts down; its ``__del__`` then called ``wandb.finish`` on a connection W&B's exit hook had
+    closed, and the SFT trainer never exited (CI, stop 44). Through VERL's external-module hook the
+    late ``__del__`` does nothing; a tracker dropped while the program runs still finishes."""
+    from train_helpers import need_verl
+
+    need_verl()
+    code = (
+        "from verl.utils.tracking import Tracking\n"
+        "class Probe(Tracking):\n"
+        "    def __init__(self, name): self.name = name\n"
+        "    def finish(self, exit_code=0): print(f'finished {self.name}', flush=True)\n"
+        "dropped = Probe('while running'); del dropped\n"
+        "held = Probe('at shutdown')\n"
+    )
+    env = {**os.environ, "VERL_USE_EXTERNAL_MODULES": "prove.train.verl_metrics"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines() == ["finished while running"]
+    env.pop("VERL_USE_EXTERNAL_MODULES")  # VERL's own: the late finish runs
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+    assert out.stdout.splitlines() == ["finished while running", "finished at shutdown"], out.stderr[-2000:]

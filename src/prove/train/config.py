@@ -165,6 +165,14 @@ class TrainConfig:
             raise ValueError(f"{self.name}: lr_sweep must name exactly {LR_KEYS}, got {sorted(self.lr_sweep)}")
         if self.default_lr not in self.lr_sweep:
             raise ValueError(f"{self.name}: default_lr {self.default_lr!r} is not in lr_sweep")
+        sft_len = self.sft.get("data.max_length")
+        if self.data.max_sft_tokens is not None and sft_len is not None \
+                and int(sft_len) < self.data.max_sft_tokens:
+            raise ValueError(
+                f"{self.name}: data.max_sft_tokens={self.data.max_sft_tokens} keeps SFT rows longer than "
+                f"sft data.max_length={sft_len}, which VERL's SFT dataset refuses or truncates; set sft "
+                f"data.max_length (and data.max_token_len_per_gpu) to at least {self.data.max_sft_tokens}, "
+                f"or max_sft_tokens to at most {sft_len}")
         for key in [*self.verl, *self.sft]:
             if key in UNREAD_BY_VERL:
                 raise ValueError(f"{self.name}: {key!r} is never read by verl 0.9.1's agent-loop "

@@ -23,6 +23,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -543,27 +544,64 @@ def _record_model(cfg: TrainConfig, variant: Variant, paths: RunPaths, start: st
     print(f"# model: {folder}", file=out)
 
 
+OUTPUT_GRACE_S = 10.0
+"""How long `_run` still reads a trainer's output after the trainer has exited."""
+
+
 def _run(cmd: Sequence[str], env: Mapping[str, str], paths: RunPaths, out: Any = None) -> int:
     """Run the trainer from the repository root, teeing its output into trainer.log.
 
     On a terminal every line is echoed as it comes; where stdout is no byte stream (a notebook
     kernel) only the trainer's per-step metric lines and errors are, decoded, to ``out``. The
     trainer runs in its own process group: an interrupt (Ctrl-C, a notebook cell's timeout) stops
-    it and every worker it started (Ray's, torchrun's) instead of leaving them running."""
+    it and every worker it started (Ray's, torchrun's) instead of leaving them running. The run
+    ends when the trainer exits, not when its output closes: a process it left behind that still
+    holds the pipe (W&B's service after a crash) is stopped with the group, and the exit code
+    returned, instead of the launch waiting on it forever."""
+    import queue
+    import threading
+
     raw = getattr(sys.stdout, "buffer", None)
+    lines: queue.Queue[bytes | None] = queue.Queue()
+
+    def pump(stream: Any) -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)
+
+    def show(line: bytes) -> None:
+        log.write(line)
+        if raw is not None:
+            raw.write(line)
+            sys.stdout.flush()
+        elif b"step:" in line or b"Error" in line or b"Traceback" in line:
+            print(line.decode("utf-8", "replace").rstrip()[-2000:], file=out or sys.stdout)
+
     with paths.log.open("ab") as log:
         proc = spawn(cmd, cwd=REPO_ROOT, env={**os.environ, **env}, stdout=subprocess.PIPE,
                      stderr=subprocess.STDOUT)
         assert proc.stdout is not None
+        threading.Thread(target=pump, args=(proc.stdout,), daemon=True).start()
         try:
-            for line in proc.stdout:
-                log.write(line)
-                if raw is not None:
-                    raw.write(line)
-                    sys.stdout.flush()
-                elif b"step:" in line or b"Error" in line or b"Traceback" in line:
-                    print(line.decode("utf-8", "replace").rstrip()[-2000:], file=out or sys.stdout)
-            return proc.wait()
+            deadline = None
+            while True:
+                try:
+                    line = lines.get(timeout=0.5)
+                except queue.Empty:
+                    line = b""
+                if line is None:  # the output closed: every writer is gone
+                    break
+                if line:
+                    show(line)
+                if deadline is None and proc.poll() is not None:
+                    deadline = time.monotonic() + OUTPUT_GRACE_S
+                if deadline is not None and time.monotonic() > deadline:
+                    print(f"# the trainer exited with {proc.returncode} but a process it started still "
+                          "held its output; stopping its process group", file=out or sys.stdout)
+                    break
+            code = proc.wait()
+            stop_group(proc, timeout=15)  # whatever it left behind
+            return code
         except BaseException:
             stop_group(proc, timeout=15)
             raise

@@ -13,6 +13,9 @@ the state wrong, the reward/state correlation) beside VERL's metrics, so they re
 ``metrics.jsonl`` live. VERL imports this module in every process it starts; the patch is applied
 only where the trainer module is imported (the driver), through an import hook, so workers pay
 nothing. The TRL engine logs the same keys (``prove.train.trl_engine.signals_column``).
+
+The same hook mends one VERL teardown bug (``_patch_tracking``): a trainer that crashed with W&B
+logging hung at exit instead of exiting with its error.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ __all__ = ["PREFIX", "TRAINER_MODULE", "step_metrics", "install"]
 
 PREFIX = "prove/"
 TRAINER_MODULE = "verl.trainer.ppo.v1.trainer_base"
+TRACKING_MODULE = "verl.utils.tracking"
 
 
 def step_metrics(extra_fields: Iterable[Any]) -> dict[str, float]:
@@ -66,11 +70,35 @@ def _patch(trainer_base: ModuleType) -> None:
     cls._compute_metrics = _compute_metrics
 
 
+def _patch_tracking(tracking: ModuleType) -> None:
+    """VERL's ``Tracking`` finishes its loggers in ``__del__``. A trainer that raises keeps it alive
+    in the traceback until the interpreter shuts down, after W&B's own exit hook has closed the run
+    and its service connection; ``wandb.finish`` then waits forever on the closed connection, and
+    the crashed trainer never exits (VERL's SFT trainer, CI stop 44). W&B's exit hook has already
+    recorded the run's end with the process's exit code, so a ``__del__`` at shutdown does nothing."""
+    cls = tracking.Tracking
+    original = cls.__del__
+    if getattr(original, "_prove", False):
+        return
+
+    def __del__(self: Any) -> None:
+        if sys.is_finalizing():
+            return
+        original(self)
+
+    __del__._prove = True  # type: ignore[attr-defined]
+    cls.__del__ = __del__
+
+
+PATCHES = {TRAINER_MODULE: _patch, TRACKING_MODULE: _patch_tracking}
+"""What is patched in each VERL module, right after it is first imported."""
+
+
 class _AfterImport(importlib.abc.MetaPathFinder):
-    """Patches the trainer module right after it is first imported (nothing else is touched)."""
+    """Patches each module of ``PATCHES`` right after it is first imported (nothing else is touched)."""
 
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != TRAINER_MODULE:
+        if name not in PATCHES:
             return None
         sys.meta_path.remove(self)
         try:
@@ -87,17 +115,19 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
             def exec_module(self, module: ModuleType) -> None:
                 loader.exec_module(module)
-                _patch(module)
+                PATCHES[name](module)
 
         spec.loader = Loader()
         return spec
 
 
 def install() -> None:
-    """Patch now if the trainer module is loaded, else when it is."""
-    if TRAINER_MODULE in sys.modules:
-        _patch(sys.modules[TRAINER_MODULE])
-    elif not any(isinstance(f, _AfterImport) for f in sys.meta_path):
+    """Patch each module of ``PATCHES`` now if it is loaded, else when it is."""
+    for name, patch in PATCHES.items():
+        if name in sys.modules:
+            patch(sys.modules[name])
+    if not all(name in sys.modules for name in PATCHES) and not any(
+            isinstance(f, _AfterImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _AfterImport())
 
 
