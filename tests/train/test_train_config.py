@@ -222,7 +222,7 @@ def test_sft_rows_kept_longer_than_verls_sft_max_length_are_refused_when_loaded(
 
     cfg = load_train_config("smollm2-135m")
     assert cfg.data.max_sft_tokens <= int(cfg.sft["data.max_length"])
-    with pytest.raises(ValueError, match=r"max_sft_tokens=4096 keeps SFT rows longer than sft data.max_length=3072"):
+    with pytest.raises(ValueError, match=r"max_sft_tokens=4096 keeps SFT rows longer than sft data.max_length=2048"):
         dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, max_sft_tokens=4096))
     for name in paper_configs():  # the paper's configs keep every row; VERL truncates at 16384
         assert load_train_config(name).data.max_sft_tokens is None

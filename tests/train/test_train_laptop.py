@@ -82,6 +82,37 @@ def test_the_data_report_accounts_for_every_turn_and_conversation(synth_examples
     assert sum(counts["rl_kinds"].values()) == len(rl) and sum(counts["sft_kinds"].values()) == len(sft)
 
 
+def test_rows_are_interleaved_so_every_prefix_holds_each_kind_in_its_share() -> None:
+    """A one-step rehearsal GRPO run trained on its first prompt alone; in sha order that was an
+    abstention (no call to make: both rollouts scored 1.0, no advantage, CI stop 44)."""
+    from prove.train.data import interleave_kinds
+
+    rows = ([{"kind": "abstention", "i": i} for i in range(2)] + [{"kind": "clarification", "i": i} for i in range(2)]
+            + [{"kind": "multi_turn", "i": i} for i in range(6)] + [{"kind": "other", "i": 0}])
+    out = interleave_kinds(rows, lambda r: r["kind"])
+    assert sorted(map(str, out)) == sorted(map(str, rows))  # a reordering
+    assert out[0]["kind"] == "multi_turn"  # the largest share first
+    for kind in ("abstention", "clarification", "multi_turn"):
+        assert [r["i"] for r in out if r["kind"] == kind] == sorted(r["i"] for r in rows if r["kind"] == kind)
+    share = {k: sum(r["kind"] == k for r in rows) / len(rows) for k in {r["kind"] for r in rows}}
+    for n in range(1, len(out) + 1):
+        for kind, p in share.items():
+            assert abs(sum(r["kind"] == kind for r in out[:n]) - p * n) < 1 + 1e-9, (n, kind)
+    even = [{"kind": k} for k in ("abstention", "clarification", "multi_turn") for _ in range(2)]
+    assert [r["kind"] for r in interleave_kinds(even, lambda r: r["kind"])] == [
+        "multi_turn", "clarification", "abstention"] * 2  # ties: the export's order of kinds
+
+
+def test_written_rows_start_with_a_turn_that_makes_calls(synth_examples: list, tokenizer) -> None:
+    from prove.train.config import DataPaths
+    from prove.train.data import _rows
+
+    rl, sft, _ = _rows(synth_examples, "train", DataPaths(max_tools=2), tokenizer, limit=8)
+    assert [r["extra_info"]["index"] for r in rl] == list(range(len(rl)))
+    assert rl[0]["extra_info"]["kind"] == "multi_turn" and sft[0]["kind"] == "multi_turn"
+    assert json.loads(rl[0]["reward_model"]["ground_truth"])["calls"]
+
+
 def test_a_row_cap_keeps_every_kind_in_a_fixed_order() -> None:
     """The export lists multi-turn examples first: a cap in file order kept only those (the first
     laptop record trained GRPO on multi-turn turns alone)."""

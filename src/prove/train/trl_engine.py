@@ -49,6 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prove.train.data import ToolTextCut, cut_tool_text
+
 __all__ = ["TrlSettings", "trl_settings", "ROLLOUT_ENGINES", "rollout_engine", "GPU_MICRO_BATCH", "batch_settings", "grpo_config_kwargs", "grpo_args", "trl_dataset", "ProveRollout", "stop_tokens",
            "make_trainer", "train", "TRL_VLLM_RANGE", "hide_unsupported_vllm", "signals_column", "main"]
 
@@ -63,6 +65,7 @@ class TrlSettings:
     max_assistant_turns: int
     max_parallel_calls: int
     max_tool_response_length: int
+    tool_response_truncate_side: str
     temperature: float
     top_p: float
     engine: str
@@ -83,6 +86,8 @@ def trl_settings(verl: Mapping[str, Any]) -> TrlSettings:
         max_parallel_calls=int(verl.get("actor_rollout_ref.rollout.multi_turn.max_parallel_calls", 1)),
         max_tool_response_length=int(
             verl.get("actor_rollout_ref.rollout.multi_turn.max_tool_response_length", 256)),
+        tool_response_truncate_side=str(
+            verl.get("actor_rollout_ref.rollout.multi_turn.tool_response_truncate_side", "middle")),
         temperature=float(verl.get("actor_rollout_ref.rollout.temperature", 1.0)),
         top_p=float(verl.get("actor_rollout_ref.rollout.top_p", 1.0)),
         engine=rollout_engine(verl),
@@ -346,9 +351,8 @@ class ProveRollout:
         return shown
 
     def _tool_message_ids(self, shown: list[dict[str, Any]]) -> list[int]:
-        cap = self.s.max_tool_response_length  # VERL cuts each response's text the same way (right side)
-        return self.tool_ids([{**m, "content": m["content"][:cap] + "...(truncated)"}
-                              if len(m["content"]) > cap else m for m in shown])
+        cut = ToolTextCut(self.s.max_tool_response_length, self.s.tool_response_truncate_side)
+        return self.tool_ids([{**m, "content": cut_tool_text(m["content"], cut)} for m in shown])
 
     # -- rollout --------------------------------------------------------------------------------
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
