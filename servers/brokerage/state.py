@@ -300,6 +300,4 @@ def initial_state(seed: int) -> BrokerageState:
                 created_at=days_before(now, rng, 120, 1),
             )
     state.orders = dict(sorted(state.orders.items(), key=lambda kv: kv[1].created_at))
-    state.counters = {"BRK": acc_id.n, "POS": pos_id.n, "TRD": ord_id.n, "WL": wl_id.n,
-                      "DIV": div_id.n, "ALR": alr_id.n}
     return state

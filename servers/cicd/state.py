@@ -359,7 +359,6 @@ def initial_state(seed: int) -> CICDState:
                 starts_at=start, ends_at=shift(start, minutes=rng.randrange(1, 5) * 1440),
                 reason=rng.choice(["quarter-end close", "marketing launch", "planned database migration"]),
                 created_by=project.owners[0])
-    state.counters = {k: c.n for k, c in ids.items()}
     return state
 
 
