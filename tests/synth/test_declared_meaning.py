@@ -257,3 +257,20 @@ def test_a_mention_names_the_declared_entity_and_says_id_only_of_a_generated_id(
     assert "arg0 ID ACC-0003" in ids
     assert {P.mention("account_id", "ACC-0003", "id", random.Random(s)) for s in range(30)} == {
         "account ACC-0003"}  # nothing declared: no name says it is an id
+
+
+def test_a_rate_limit_a_score_and_a_window_end_draw_what_they_declare() -> None:
+    """A daily-rate ceiling is money (not a count of 1-3 dollars), a 0-100 lead score a score (not
+    1-5 stars), and a free-window end an hour or two after its start (not days later, past the
+    tool's 24-hour window): read from `measure("money")`, `measure("score")` and `role="end"`."""
+    ctx = SamplingContext(now={"calendar": "2026-03-16T09:00"})
+    rates = {user_value(REG.tool("search_rental_cars"), "max_daily_rate", ctx, random.Random(s), {}).value
+             for s in range(30)}
+    scores = {user_value(REG.tool("list_leads"), "min_score", ctx, random.Random(s), {}).value
+              for s in range(30)}
+    assert min(rates) >= 5 and max(rates) >= 35, rates  # the fleet's cheapest class rents at 35+
+    assert min(scores) >= 30 and max(scores) <= 90 and len(scores) > 3, scores
+    start = {"free_from": "2026-05-01T10:00"}
+    ends = {user_value(REG.tool("list_meeting_rooms"), "free_until", ctx, random.Random(s), start).value
+            for s in range(8)}
+    assert ends <= {"2026-05-01T11:00", "2026-05-01T12:00"}, ends
