@@ -106,7 +106,7 @@ class PipelineRun(Record):
 class Artifact(Record):
     artifact_id: ArtifactId
     project_id: ProjectId
-    version: str = Field(description="Version tag, e.g. 'v2.4.1'.")
+    version: str = Field(json_schema_extra=naming("name"), description="Version tag, e.g. 'v2.4.1'.")
     run_id: RunId = Field(description="Pipeline run that built it.")
     commit_sha: CommitSha
     created_at: str
@@ -145,7 +145,7 @@ class Deployment(Record):
     project_id: ProjectId
     environment: EnvName
     artifact_id: ArtifactId
-    version: str
+    version: str = Field(json_schema_extra=naming("name"), description="Version tag it rolled out.")
     status: DeployStatus
     deployer: Username
     created_at: str
