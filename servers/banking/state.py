@@ -174,5 +174,4 @@ def initial_state(seed: int) -> BankState:
             amount=money(rng, 25, 1200), date=f"2026-03-{rng.randrange(17, 31)}", status="scheduled",
         )
     state.transactions = dict(sorted(state.transactions.items(), key=lambda kv: kv[1].timestamp))
-    state.counters = {"TXN": txn_id.n, "PAY": pay_id.n, "SCH": sch_id.n, "ACC": acc_id.n}
     return state

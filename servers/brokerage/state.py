@@ -83,7 +83,7 @@ class Instrument(Record):
 class Position(Record):
     position_id: PositionId
     account_id: AccountId
-    ticker: Ticker
+    ticker: Ticker = Field(json_schema_extra=naming("name"))  # "the NWTR alert"
     quantity: float
     average_cost: float = Field(json_schema_extra={MONEY: True})
     opened_on: str
@@ -92,7 +92,7 @@ class Position(Record):
 class TradeOrder(Record):
     order_id: OrderId
     account_id: AccountId
-    ticker: Ticker
+    ticker: Ticker = Field(json_schema_extra=naming("name"))  # "the NWTR alert"
     side: OrderSide
     order_type: OrderType
     quantity: float
@@ -117,7 +117,7 @@ class Watchlist(Record):
 class Dividend(Record):
     dividend_id: DividendId
     account_id: AccountId
-    ticker: Ticker
+    ticker: Ticker = Field(json_schema_extra=naming("name"))  # "the NWTR alert"
     per_share: float
     quantity: float
     amount: float = Field(json_schema_extra={MONEY: True})
@@ -127,7 +127,7 @@ class Dividend(Record):
 class PriceAlert(Record):
     alert_id: AlertId
     investor_id: InvestorId
-    ticker: Ticker
+    ticker: Ticker = Field(json_schema_extra=naming("name"))  # "the NWTR alert"
     condition: AlertCondition
     target_price: float = Field(json_schema_extra={MONEY: True})
     status: AlertStatus
@@ -300,6 +300,4 @@ def initial_state(seed: int) -> BrokerageState:
                 created_at=days_before(now, rng, 120, 1),
             )
     state.orders = dict(sorted(state.orders.items(), key=lambda kv: kv[1].created_at))
-    state.counters = {"BRK": acc_id.n, "POS": pos_id.n, "TRD": ord_id.n, "WL": wl_id.n,
-                      "DIV": div_id.n, "ALR": alr_id.n}
     return state

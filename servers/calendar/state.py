@@ -316,5 +316,4 @@ def initial_state(seed: int) -> CalendarState:
             minutes_before=rng.choice([m for m in (5, 10, 15, 30, 60, 1440) if m <= lead] or [0]),
             method=rng.choice(["popup", "popup", "email"]),
         )
-    state.counters = {"EVT": evt_id.n, "REM": rem_id.n}
     return state

@@ -419,7 +419,7 @@ def list_meeting_rooms(
     equipment: Annotated[Equipment | None, Field(description="Only rooms with this equipment.")] = None,
     free_from: Annotated[moment("Start of the window, UTC.") | None,
                          Field(description="With free_until: only rooms free in this window (UTC).")] = None,
-    free_until: Annotated[moment("End of the window, UTC.", role="return") | None,
+    free_until: Annotated[moment("End of the window, UTC.", role="end") | None,
                           Field(description="End of the window that must be free.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,

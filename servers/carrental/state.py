@@ -338,5 +338,4 @@ def initial_state(seed: int) -> CarRentalState:
             driver_name=None if status == "cancelled" else driver_for(ride_id),
             eta_minutes=eta if status == "driver_assigned" else None, requested_at=iso(when),
         )
-    state.counters = {"RNT": rnt.n, "DMG": dmg.n, "RID": rid.n}
     return state

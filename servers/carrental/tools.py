@@ -317,7 +317,8 @@ def search_rental_cars(
     transmission: Annotated[Transmission | None, Field(description="Only cars with this gearbox.")] = None,
     fuel: Annotated[Fuel | None, Field(description="Only cars with this fuel type.")] = None,
     min_seats: Annotated[int | None, Field(ge=1, le=9, description="Only cars with at least this many seats.")] = None,
-    max_daily_rate: Annotated[float | None, Field(gt=0, le=5000, description="Only cars at or under this daily rate, USD.")] = None,
+    max_daily_rate: Annotated[float | None, Field(json_schema_extra=measure("money"), gt=0, le=5000,
+                                                  description="Only cars at or under this daily rate, USD.")] = None,
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,
 ) -> CarSearchResult:

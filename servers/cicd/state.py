@@ -106,7 +106,7 @@ class PipelineRun(Record):
 class Artifact(Record):
     artifact_id: ArtifactId
     project_id: ProjectId
-    version: str = Field(description="Version tag, e.g. 'v2.4.1'.")
+    version: str = Field(json_schema_extra=naming("name"), description="Version tag, e.g. 'v2.4.1'.")
     run_id: RunId = Field(description="Pipeline run that built it.")
     commit_sha: CommitSha
     created_at: str
@@ -145,7 +145,7 @@ class Deployment(Record):
     project_id: ProjectId
     environment: EnvName
     artifact_id: ArtifactId
-    version: str
+    version: str = Field(json_schema_extra=naming("name"), description="Version tag it rolled out.")
     status: DeployStatus
     deployer: Username
     created_at: str
@@ -359,7 +359,6 @@ def initial_state(seed: int) -> CICDState:
                 starts_at=start, ends_at=shift(start, minutes=rng.randrange(1, 5) * 1440),
                 reason=rng.choice(["quarter-end close", "marketing launch", "planned database migration"]),
                 created_by=project.owners[0])
-    state.counters = {k: c.n for k, c in ids.items()}
     return state
 
 

@@ -385,5 +385,4 @@ def initial_state(seed: int) -> CodeHostState:
         own: Visibility = "private" if k in (0, 3) else "public"
         friends = rng.sample([x for x in logins if x != owner], rng.randrange(0, 3))
         b.repo(owner, projects.pop(), own, friends)
-    s.counters = {"CMT": b.cmt.n, "REV": b.rev.n, "SHA": len(s.commits)}
     return s

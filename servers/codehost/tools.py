@@ -212,9 +212,11 @@ def _only_in(state: CodeHostState, sha: str, other: str | None = None) -> list[C
 
 
 def _new_sha(state: CodeHostState) -> str:
+    """A short sha no commit has: the clock and the commit count salt it, the count rising on a clash."""
+    n = len(state.commits)
     while True:
-        salt = state.new_id("SHA")
-        sha = hashlib.sha1(f"{state.now}|{salt}".encode()).hexdigest()[:7]
+        n += 1
+        sha = hashlib.sha1(f"{state.now}|SHA-{n:04d}".encode()).hexdigest()[:7]
         if sha not in state.commits:
             return sha
 

@@ -277,7 +277,7 @@ def list_leads(
     status: Annotated[LeadStatus | None, Field(description="Only leads in this status.")] = None,
     source: Annotated[LeadSource | None, Field(description="Only leads from this source.")] = None,
     owner_rep_id: Annotated[RepId | None, Field(description="Only leads owned by this rep.")] = None,
-    min_score: Annotated[int | None, Field(json_schema_extra=measure("rating"), ge=0, le=100, description="Only leads scoring at least this.")] = None,
+    min_score: Annotated[int | None, Field(json_schema_extra=measure("score"), ge=0, le=100, description="Only leads scoring at least this.")] = None,
     query: text("query", "Case-insensitive substring of name, company or email.", listed="name") = "",
     offset: Offset = 0,
     limit: Limit = DEFAULT_LIMIT,

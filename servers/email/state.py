@@ -310,6 +310,4 @@ def initial_state(seed: int) -> EmailState:
                 _fill(rng.choice(_TOPICS["work"]), rng, person.split()[0]),
                 _fill(rng.choice(_BODIES), rng, person.split()[0]), days_before(now, rng, 20), read=False)
     state.messages = dict(sorted(state.messages.items(), key=lambda kv: kv[1].timestamp))
-    state.counters = {"MBX": mbx_id.n, "FLD": fld_id.n, "MSG": msg_id.n, "THR": thr_id.n, "CON": con_id.n,
-                      "FLT": flt_id.n}
     return state

@@ -290,5 +290,4 @@ def initial_state(seed: int) -> FlightState:
                 taken.add(seats[(start + j * step) % n])
                 j += 1
             cabin.taken = [s for s in seats if s in taken]
-    state.counters = {"FLT": flt_id.n, "PAX": pax_id.n, "BKG": bkg_id.n}
     return state

@@ -417,5 +417,4 @@ def initial_state(seed: int) -> FoodState:
         state.baskets[cid] = FoodBasket(customer_id=cid, restaurant_id=rest.restaurant_id, lines=[
             BasketLine(item_id=i.item_id, quantity=rng.randrange(1, 3)) for i in rng.sample(items, min(2, len(items)))
         ])
-    state.counters = {"ADR": adr_id.n, "FOD": ord_id.n, "RAT": rat_id.n}
     return state

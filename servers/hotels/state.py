@@ -260,5 +260,4 @@ def initial_state(seed: int) -> HotelState:
                     review_id=rvid, hotel_id=room.hotel_id, reservation_id=resid, guest_id=gid,
                     rating=rating, title=title, text=text, created_at=f"{check_out}T18:00",
                 )
-    state.counters = {"HRS": hrs.n, "REV": rev.n, "GST": gst.n}
     return state

@@ -210,6 +210,5 @@ def initial_state(seed: int) -> ChatState:
         live = [m for m in mids if not state.messages[m].deleted]
         if conv.kind == "group" and live and (n % 3 == 0 or rng.random() < 0.3):
             conv.pinned_message_ids = rng.sample(live, min(len(live), MAX_PINNED if n % 3 == 0 else 1))
-    state.counters = {"USR": usr_id.n, "CNV": cnv_id.n, "MSG": msg_id.n}
     return state
 

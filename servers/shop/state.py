@@ -293,5 +293,4 @@ def initial_state(seed: int) -> ShopState:
         lines = [CartLine(sku=p.sku, quantity=rng.randint(1, min(2, p.stock)))
                  for p in rng.sample([p for p in products if p.stock > 0], rng.randint(1, 3))]
         state.carts[cust.customer_id] = Cart(customer_id=cust.customer_id, items=lines)
-    state.counters = {"ORD": ord_id.n, "REV": rev_id.n}
     return state

@@ -334,6 +334,4 @@ def initial_state(seed: int) -> SmartHomeState:
                 enabled=rng.random() < 0.8, created_at=days_before(now, rng, 200, 15),
                 last_triggered=days_before(now, rng, 7) if rng.random() < 0.6 else None, **extra,
             )
-    state.counters = {"HOM": home_id.n, "RM": room_id.n, "DEV": dev_id.n,
-                      "SCN": scn_id.n, "AUT": aut_id.n}
     return state

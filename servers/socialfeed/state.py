@@ -302,6 +302,4 @@ def initial_state(seed: int) -> SocialState:
                 reason=rng.choice(["spam", "misinformation", "harassment", "other"]), details="",
                 status=rng.choice(["open", "reviewed"]), created_at=max(post.created_at, days_before(now, rng, 5)),
             )
-    state.counters = {"PRF": prf_id.n, "PST": pst_id.n, "CMT": cmt_id.n, "FRQ": frq_id.n,
-                      "NTF": ntf_id.n, "RPT": rpt_id.n}
     return state

@@ -312,5 +312,4 @@ def initial_state(seed: int) -> SupportState:
         if status != "rejected":
             line.returned_quantity += qty
         state.returns[rid] = rma
-    state.counters = {"TKT": tkt_id.n, "MSG": msg_id.n, "RMA": rma_id.n}
     return state

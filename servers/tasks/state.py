@@ -226,7 +226,6 @@ def initial_state(seed: int) -> TaskState:
                         state.time_logs[lid] = TimeLog(log_id=lid, task_id=task.task_id, user_id=task.assignee_id,
                                                        hours=hours, date=day, note=rng.choice(("", "", "pairing", "review")))
                         task.logged_hours = round(task.logged_hours + hours, 2)
-    state.counters = {"USR": usr.n, "WSP": wsp.n, "PRJ": prj.n, "TSK": tsk.n, "CMT": cmt.n, "TLG": tlg.n, "MLS": mls.n}
     return state
 
 

@@ -358,6 +358,4 @@ def initial_state(seed: int) -> VehicleState:
                 start=days_before(now, rng, 200, 20)[:11] + rng.choice(center.slot_times),
                 service_type=rng.choice(fits), status="completed", booked_by=veh.access[0].user_id,
             )
-    state.counters = {"USR": usr_id.n, "VEH": veh_id.n, "TRP": trp_id.n, "CHG": chg_id.n, "ALR": alr_id.n,
-                      "CTR": ctr_id.n, "SVC": svc_id.n}
     return state

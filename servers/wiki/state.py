@@ -258,5 +258,4 @@ def initial_state(seed: int) -> WikiState:
     for created_at, pid, author, text in sorted(comments):  # ids follow time order
         cid = cmt_id()
         state.comments[cid] = Comment(comment_id=cid, page_id=pid, author_id=author, text=text, created_at=created_at)
-    state.counters = {"USR": usr_id.n, "PG": pg_id.n, "REV": rev_id.n, "CMT": cmt_id.n, "ATT": att_id.n}
     return state

@@ -212,11 +212,42 @@ def test_the_value_pool_finds_ids_by_declared_kind_not_by_parameter_name() -> No
     hub.open("pool", 3)
     pool = ValuePool.of(hub, "pool", "banking")
     state = hub.state("pool", "banking")
-    assert pool.candidates("anything", "account") == sorted(state["accounts"])
-    assert pool.candidates("account_id") == []  # a name alone says nothing
+    assert pool.candidates({"type": "string", "x-entity": "account"}) == sorted(state["accounts"])
+    assert pool.candidates({"type": "string"}) == []  # a name alone says nothing
     rng = random.Random(0)
     drawn = {random_arguments(REG.tool("transfer_funds"), pool, rng)["to_account_id"] for _ in range(40)}
     assert drawn & set(state["accounts"]) and len(drawn & set(state["accounts"])) > 3
+
+
+def test_the_value_pool_draws_strings_by_the_declared_listing_field_not_the_parameter_name() -> None:
+    """A `city` filter declares the listing field it takes (`listed="city"`): renamed, it draws the
+    same cities; a parameter called `city` that declares nothing draws none of them."""
+    import dataclasses
+    import random
+
+    from prove.env.hub import Hub
+    from prove.env.sampling import ValuePool, random_arguments
+
+    hub = Hub(REG.subset(["banking"]))
+    hub.open("pool", 3)
+    pool = ValuePool.of(hub, "pool", "banking")
+    cities = {c["city"] for c in hub.state("pool", "banking")["customers"].values()}
+    spec = REG.tool("search_bank_customers")
+    props = spec.input_schema["properties"]
+    assert props["city"]["x-listed"] == "city"
+
+    def only(name: str, schema: dict[str, Any]) -> Any:
+        return dataclasses.replace(spec, input_schema={"properties": {name: schema}, "required": [name]},
+                                   params=(name,), required=(name,))
+
+    def draws(name: str, schema: dict[str, Any]) -> list[Any]:
+        rng = random.Random(5)
+        return [random_arguments(only(name, schema), pool, rng)[name] for _ in range(30)]
+
+    declared = draws("city", props["city"])
+    assert draws("arg0", props["city"]) == declared and len(set(declared) & cities) > 2
+    plain = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    assert not set(draws("city", plain)) & cities
 
 
 def _objects(schema: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:

@@ -288,6 +288,32 @@ def test_a_server_that_forgot_its_counter_still_gets_fresh_ids() -> None:
     assert len(hub.state("l", "loans")["loans"]) == 2
 
 
+@tool(write=True)
+def close_loan(state: LoanState, loan_id: str) -> Loan:
+    """Close (delete) a loan."""
+    return state.loans.pop(loan_id)
+
+
+def test_ids_continue_from_the_seeded_state_and_a_deleted_id_is_never_reissued() -> None:
+    """No counter is kept by hand; the one `new_id` keeps is state: open-then-close leaves the tables
+    as seeded, yet the next id differs, and so does the hash (a write is never hidden)."""
+    def seeded(seed: int) -> LoanState:
+        return LoanState(now="2026-01-01T00:00", loans={f"LN-000{i}": Loan(loan_id=f"LN-000{i}") for i in (1, 4)})
+
+    spec = ServerSpec.build("loans", "finance", "Loans.", LoanState, seeded, [open_loan, close_loan])
+    hub = Hub(Registry([spec]))
+    hub.open("l")
+    hub.open("fresh")
+    seeded_hash = hub.state_hash("l", ["loans"])
+    assert hub.state("l", "loans")["counters"] == {}
+    opened = hub.call("open_loan", {}, episode_id="l")["result"]["loan_id"]
+    assert opened == "LN-0005"
+    hub.call("close_loan", {"loan_id": opened}, episode_id="l")
+    assert hub.state("l", "loans")["loans"] == hub.state("fresh", "loans")["loans"]
+    assert hub.state_hash("l", ["loans"]) != seeded_hash
+    assert hub.call("open_loan", {}, episode_id="l")["result"]["loan_id"] == "LN-0006"
+
+
 # -- copy-on-write views are exactly whole private copies, and never touch the base ------------
 @pytest.mark.parametrize("server", SERVERS)
 def test_copy_on_write_views_equal_whole_copies_and_leave_the_base_frozen(server: str) -> None:

@@ -65,7 +65,7 @@ def strategy(schema: dict[str, Any], defs: dict[str, Any], name: str, pool: Valu
                          exclude_min="exclusiveMinimum" in schema, exclude_max="exclusiveMaximum" in schema)
     if kind == "string":
         text = st.text(min_size=schema.get("minLength", 0), max_size=min(schema.get("maxLength", 30), 30))
-        known = [v for v in pool.candidates(name, declared_entity(schema)) if isinstance(v, str)]
+        known = [v for v in pool.candidates(schema) if isinstance(v, str)]
         return st.sampled_from(known) | text if known else text
     if kind == "array":
         item = schema.get("items", {})

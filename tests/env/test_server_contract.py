@@ -63,6 +63,18 @@ def test_a_nondeterministic_initial_state_is_caught() -> None:
     assert any(f"initial_state({CONTRACT_SEEDS[0]}) is not deterministic" in p for p in problems), problems
 
 
+def test_a_hand_kept_id_counter_is_refused() -> None:
+    banking = REG.server("banking")
+
+    def counted(seed: int):
+        state = banking.initial_state(seed)
+        state.counters = {"TXN": 99}
+        return state
+
+    problems = check_server(_banking(initial_state=counted))
+    assert any("sets counters ['TXN']; leave them empty" in p for p in problems), problems
+
+
 def test_a_state_of_the_wrong_model_or_without_entities_is_caught() -> None:
     banking = REG.server("banking")
     other = _banking(initial_state=lambda seed: banking.state_model(now="2026-03-16T09:00"))

@@ -19,7 +19,7 @@ from prove_servers.banking.state import (
 
 
 def tiny() -> BankState:
-    s = BankState(now="2026-03-16T09:00", counters={"TXN": 2, "PAY": 2, "SCH": 1})
+    s = BankState(now="2026-03-16T09:00")
     for cid, name, city in (("CUS-0001", "Ada Chen", "Berlin"), ("CUS-0002", "Bo Silva", "Lisbon")):
         s.customers[cid] = Customer(customer_id=cid, name=name, email=f"{name.split()[0].lower()}@x.com",
                                     phone="+1-555-100-1000", city=city)

@@ -28,7 +28,7 @@ def _inst(ticker: str, name: str, cls: str, sector: str, price: float, status: s
 
 
 def tiny() -> BrokerageState:
-    s = BrokerageState(now="2026-03-16T10:30", counters={"POS": 3, "TRD": 3, "ALR": 1, "WL": 1, "DIV": 2})
+    s = BrokerageState(now="2026-03-16T10:30")
     for iid, name, risk in (("INV-0001", "Ada Chen", "aggressive"), ("INV-0002", "Bo Silva", "conservative")):
         s.investors[iid] = Investor(investor_id=iid, name=name, email=f"{name.split()[0].lower()}@x.com",
                                     phone="+1-555-100-1000", city="Berlin", risk_profile=risk, joined_on="2020-01-01")

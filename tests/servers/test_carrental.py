@@ -61,7 +61,7 @@ RIDES = {  # id: customer, city, pickup, dropoff, type, status
 
 
 def tiny() -> CarRentalState:
-    s = CarRentalState(now="2026-03-16T09:00", counters={"RNT": 10, "DMG": 1, "RID": 4})
+    s = CarRentalState(now="2026-03-16T09:00")
     for bid, (name, city, airport, opens, closes) in BRANCHES.items():
         s.branches[bid] = Branch(branch_id=bid, name=name, city=city, address=f"1 Main St, {city}", airport=airport,
                                  opens=opens, closes=closes, phone="+1-555-300-3000")

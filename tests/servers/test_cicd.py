@@ -43,7 +43,7 @@ def _run(run_id: str, pipeline_id: str, project_id: str, sha: str, branch: str, 
 
 
 def tiny() -> CICDState:
-    s = CICDState(now=NOW, counters={"RUN": 4, "ART": 3, "DEP": 4, "FRZ": 1, "INC": 1})
+    s = CICDState(now=NOW)
     for user, role in (("ada", "developer"), ("bo", "developer"), ("cy", "release_manager"), ("dee", "developer")):
         s.users[user] = User(username=user, name=user.title(), email=f"{user}@eng.x.com", role=role)
     s.projects["PRJ-0001"] = Project(project_id="PRJ-0001", name="payments-api", repo="acme/payments-api",

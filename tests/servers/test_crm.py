@@ -21,7 +21,7 @@ from prove_servers.crm.state import (
 
 
 def tiny() -> CRMState:
-    s = CRMState(now="2026-05-12T10:00", counters={"ACCT": 3, "CON": 3, "LEAD": 5, "OPP": 5, "ACV": 2, "QUO": 1})
+    s = CRMState(now="2026-05-12T10:00")
     for rid, name, role, manager, cap in (("REP-0001", "Mara Lind", "manager", None, 2),
                                           ("REP-0002", "Ravi Rao", "rep", "REP-0001", 2),
                                           ("REP-0003", "Sol Park", "rep", "REP-0001", 2),

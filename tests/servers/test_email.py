@@ -25,8 +25,7 @@ PDF = {"name": "report.pdf", "size_kb": 2048, "mime": "application/pdf"}
 
 
 def tiny() -> EmailState:
-    s = EmailState(now="2026-04-14T10:30", signed_in_user="Ada Chen",
-                   counters={"MSG": 8, "THR": 7, "FLD": 17, "CON": 2, "FLT": 1})
+    s = EmailState(now="2026-04-14T10:30", signed_in_user="Ada Chen")
     boxes = (("MBX-0001", ADA, "Ada Chen", "personal", "Ada Chen", []),
              ("MBX-0002", SUPPORT, "Acme Support", "shared", "Bo Silva", ["Ada Chen"]),
              ("MBX-0003", BO, "Bo Silva", "personal", "Bo Silva", []))

@@ -29,7 +29,7 @@ def _item(iid: str, rid: str, cat: str, amount: float, receipt: bool = True, txn
 
 def tiny() -> ExpenseState:
     s = ExpenseState(now="2026-03-16T09:00", fx_to_usd={"USD": 1.0, "EUR": 1.08, "GBP": 1.27},
-                     policies=initial_state(0).policies, counters={"EXP": 6, "ITM": 7, "CTX": 4})
+                     policies=initial_state(0).policies)
     for eid, name, dept, role, manager, cur in (
         ("EMP-0001", "Cara Chief", "operations", "executive", None, "USD"),
         ("EMP-0002", "Mia Manager", "sales", "manager", "EMP-0001", "USD"),

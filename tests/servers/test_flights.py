@@ -51,7 +51,7 @@ BOOKINGS = {
 
 
 def tiny() -> FlightState:
-    s = FlightState(now="2026-03-16T09:00", counters={"FLT": 6, "PAX": 4, "BKG": 8})
+    s = FlightState(now="2026-03-16T09:00")
     for code, name, city, country in (("LHR", "Heathrow", "London", "United Kingdom"),
                                       ("CDG", "Charles de Gaulle", "Paris", "France"),
                                       ("JFK", "John F. Kennedy International", "New York", "United States")):
@@ -100,7 +100,8 @@ def test_seventeen_tools_with_reads_and_writes() -> None:
 def test_seeded_world_is_deterministic_and_consistent() -> None:
     a, b = initial_state(7), initial_state(7)
     assert state_hash(a) == state_hash(b) != state_hash(initial_state(8))
-    assert a.counters["BKG"] == len(a.bookings) and a.counters["PAX"] == len(a.passengers)
+    assert not a.counters and a.model_copy(deep=True).new_id("BKG") == f"BKG-{len(a.bookings) + 1:04d}"
+    assert a.model_copy(deep=True).new_id("PAX") == f"PAX-{len(a.passengers) + 1:04d}"
     assert len({f.status for f in a.flights.values()}) >= 3
     for booking in a.bookings.values():
         taken = a.flights[booking.flight_id].cabins[booking.cabin].taken

@@ -34,7 +34,7 @@ def _order(oid: str, cid: str, rid: str, status: str, subtotal: float, **extra) 
 
 
 def tiny() -> FoodState:
-    s = FoodState(now="2026-03-16T19:30", counters={"ADR": 4, "FOD": 5})
+    s = FoodState(now="2026-03-16T19:30")
     for cid, name, ph in (("FCU-0001", "Ada Chen", "+1-555-100-1001"), ("FCU-0002", "Bo Silva", "+1-555-200-2002"),
                           ("FCU-0003", "Cy Okafor", "+1-555-300-3003")):
         s.customers[cid] = FoodCustomer(customer_id=cid, name=name, phone=ph, email=f"{name.split()[0].lower()}@x.com",

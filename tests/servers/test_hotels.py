@@ -45,7 +45,7 @@ RESERVATIONS = {  # id: guest, room, check-in, check-out, guests, status, price,
 
 
 def tiny() -> HotelState:
-    s = HotelState(now="2026-03-16T09:00", counters={"HRS": 8, "REV": 1, "GST": 2})
+    s = HotelState(now="2026-03-16T09:00")
     for hid, (name, city, stars, amenities, check_in, policy) in HOTELS.items():
         s.hotels[hid] = Hotel(hotel_id=hid, name=name, city=city, address=f"1 Main St, {city}", stars=stars,
                               amenities=amenities, check_in_time=check_in, check_out_time="11:00",

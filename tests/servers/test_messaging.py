@@ -22,7 +22,7 @@ NOW = "2026-03-16T09:00"
 
 def tiny() -> ChatState:
     """Ada, Bo, Cy, Di and seven extras; Cy blocked Di, Eve blocked Ada; CNV-0004 is a full group."""
-    s = ChatState(now=NOW, counters={"USR": 11, "CNV": 4, "MSG": 6})
+    s = ChatState(now=NOW)
     people = [("ada", "Ada Chen", "online"), ("bo", "Bo Silva", "away"), ("cy", "Cy Park", "offline"),
               ("di", "Di Ito", "dnd"), ("eve", "Eve Roth", "online")]
     people += [(f"extra{i}", f"Extra Person {i}", "offline") for i in range(6, 12)]

@@ -32,7 +32,7 @@ def _order(oid: str, cid: str, status: str, sku: str, qty: int, price: float, **
 
 
 def tiny() -> ShopState:
-    s = ShopState(now="2026-04-14T10:00", counters={"ORD": 6, "REV": 1})
+    s = ShopState(now="2026-04-14T10:00")
     for cid, name, city, addr in (("SHC-0001", "Ada Chen", "Berlin", "1 Oak Street, Berlin"),
                                   ("SHC-0002", "Bo Silva", "Lisbon", "2 Mill Lane, Lisbon")):
         s.customers[cid] = ShopCustomer(customer_id=cid, name=name, email=f"{name.split()[0].lower()}@shop.com",

@@ -20,8 +20,7 @@ ADA, BO, CY, DEE, EVE, FIN = (f"PRF-000{i}" for i in range(1, 7))
 
 
 def tiny() -> SocialState:
-    s = SocialState(now="2026-04-22T18:30",
-                    counters={"PRF": 6, "PST": 8, "CMT": 3, "NTF": 2, "FRQ": 1, "RPT": 1})
+    s = SocialState(now="2026-04-22T18:30")
     people = [  # id, handle, city, private, verified, following, close friends, blocked, muted
         (ADA, "ada.chen", "Berlin", False, True, [BO, CY, FIN], [BO], [], [FIN]),
         (BO, "bo.silva", "Lisbon", False, False, [ADA], [], [], []),

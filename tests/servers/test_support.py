@@ -23,7 +23,7 @@ from prove_servers.support.state import (
 
 
 def tiny() -> SupportState:
-    s = SupportState(now="2026-04-20T10:00", counters={"TKT": 6, "MSG": 6, "RMA": 3})
+    s = SupportState(now="2026-04-20T10:00")
     for cid, name, ph in (("SCU-0001", "Ada Chen", "+1-555-100-1001"), ("SCU-0002", "Bo Silva", "+1-555-200-2002")):
         s.customers[cid] = SupportCustomer(customer_id=cid, name=name, email=f"{name.split()[0].lower()}@x.com",
                                            phone=ph, tier="standard")

@@ -21,8 +21,7 @@ ADA, BO, CY, DI, ED = "USR-0001", "USR-0002", "USR-0003", "USR-0004", "USR-0005"
 
 
 def tiny() -> TaskState:
-    s = TaskState(now="2026-05-11T09:00", current_user_id=ADA,
-                  counters={"USR": 5, "WSP": 3, "PRJ": 4, "TSK": 8, "CMT": 1, "TLG": 2, "MLS": 3})
+    s = TaskState(now="2026-05-11T09:00", current_user_id=ADA)
     for uid, name in ((ADA, "Ada Chen"), (BO, "Bo Silva"), (CY, "Cy Park"), (DI, "Di Ito"), (ED, "Ed Roe")):
         s.users[uid] = User(user_id=uid, name=name, email=f"{name.split()[0].lower()}@acme.example",
                             title="Engineer", weekly_capacity_hours=40.0)

@@ -37,8 +37,7 @@ def _vehicle(vid: str, model: str, ev: bool, level: int, access: list[tuple[str,
 
 
 def tiny() -> VehicleState:
-    s = VehicleState(now="2026-05-12T07:45",  # a Tuesday
-                     counters={"USR": 4, "VEH": 5, "TRP": 4, "CHG": 2, "ALR": 3, "CTR": 3, "SVC": 2})
+    s = VehicleState(now="2026-05-12T07:45")  # a Tuesday
     for uid, name in ((ADA, "Ada Chen"), (BO, "Bo Silva"), (CY, "Cy Ito"), (DEE, "Dee Okafor")):
         s.users[uid] = AppUser(user_id=uid, name=name, email=f"{name.split()[0].lower()}@x.com",
                                phone="+1-555-100-1000", city="Berlin")

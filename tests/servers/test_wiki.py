@@ -23,7 +23,7 @@ SEVEN_TAGS = ["a1", "b2", "c3", "d4", "e5", "f6", "g7"]
 
 def tiny() -> WikiState:
     """ENG (restricted: Ada owns, Bo is a member) and HR (public: Cy owns); Di belongs nowhere."""
-    s = WikiState(now="2026-04-07T10:30", counters={"PG": 8, "REV": 9, "CMT": 1, "ATT": 1, "USR": 4})
+    s = WikiState(now="2026-04-07T10:30")
     for uid, name, team in (("USR-0001", "Ada Chen", "engineering"), ("USR-0002", "Bo Silva", "engineering"),
                             ("USR-0003", "Cy Park", "people"), ("USR-0004", "Di Ito", "sales")):
         s.users[uid] = WikiUser(user_id=uid, name=name, email=f"{name.split()[0].lower()}@acme.example", team=team)

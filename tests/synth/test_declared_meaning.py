@@ -257,3 +257,79 @@ def test_a_mention_names_the_declared_entity_and_says_id_only_of_a_generated_id(
     assert "arg0 ID ACC-0003" in ids
     assert {P.mention("account_id", "ACC-0003", "id", random.Random(s)) for s in range(30)} == {
         "account ACC-0003"}  # nothing declared: no name says it is an id
+
+
+def test_a_rate_limit_a_score_and_a_window_end_draw_what_they_declare() -> None:
+    """A daily-rate ceiling is money (not a count of 1-3 dollars), a 0-100 lead score a score (not
+    1-5 stars), and a free-window end an hour or two after its start (not days later, past the
+    tool's 24-hour window): read from `measure("money")`, `measure("score")` and `role="end"`."""
+    ctx = SamplingContext(now={"calendar": "2026-03-16T09:00"})
+    rates = {user_value(REG.tool("search_rental_cars"), "max_daily_rate", ctx, random.Random(s), {}).value
+             for s in range(30)}
+    scores = {user_value(REG.tool("list_leads"), "min_score", ctx, random.Random(s), {}).value
+              for s in range(30)}
+    assert min(rates) >= 5 and max(rates) >= 35, rates  # the fleet's cheapest class rents at 35+
+    assert min(scores) >= 30 and max(scores) <= 90 and len(scores) > 3, scores
+    start = {"free_from": "2026-05-01T10:00"}
+    ends = {user_value(REG.tool("list_meeting_rooms"), "free_until", ctx, random.Random(s), start).value
+            for s in range(8)}
+    assert ends <= {"2026-05-01T11:00", "2026-05-01T12:00"}, ends
+
+
+def test_a_record_without_a_declared_name_is_labelled_by_its_own_id_whatever_its_fields_are_called() -> None:
+    """No field is a label for its name (`sku`, `email`, `city`...): a record whose result declares
+    no `naming` field reads as its own id, renamed or not; a declared one labels it."""
+    item = {"rma_id": "RMA-0003", "sku": "SKU-1004", "email": "ada@x.com", "city": "Lisbon"}
+    renamed = {"rma_id": "RMA-0003", "f1": "SKU-1004", "f2": "ada@x.com", "f3": "Lisbon"}
+    plain = P.ResultFields()
+    assert P._label(item, plain)[1] == P._label(renamed, plain)[1] == "rma RMA-0003"
+    assert P._label(renamed, P.ResultFields(naming={"f1": "name"})) == ("f1", "SKU-1004")
+
+
+def test_the_thing_a_listed_object_is_reads_its_declared_own_id_not_the_list_key() -> None:
+    """What a described leaf belongs to (`Fed.info['item']`) is the kind its object's own id
+    declares (`Resolvers.own_kinds`), the same under any list key; with none declared, nothing."""
+    from prove.synth.plan_lookup import Resolvers
+    from prove.synth.plan_results import fed_from, find_key
+
+    owners = Resolvers().own_kinds(REG.server("banking"), "list_bank_transactions")
+    assert owners["transactions[]"] == "transaction"
+    rows = [{"transaction_id": "TXN-0001", "account_id": "ACC-0001", "description": "Coffee at Nola"},
+            {"transaction_id": "TXN-0002", "account_id": "ACC-0002", "description": "Rent for May"}]
+    for key in ("transactions", "zz"):
+        fed = fed_from(find_key({key: rows}, "account_id"), "account_id", random.Random(1), {}, "account",
+                       {f"{key}[]": "transaction"})
+        assert fed.kind == "result-item" and fed.info["item"] == "transaction", fed
+        bare = fed_from(find_key({key: rows}, "account_id"), "account_id", random.Random(1), {}, "account")
+        assert bare.info["item"] == "", bare  # never "transaction" read off the key
+
+
+def test_the_noun_of_a_mention_is_its_declared_entity_never_the_parameter_name() -> None:
+    """A parameter's thing is the entity it declares, else the kind the feeding result declares,
+    else "item": `to_account_id` and `arg0` read the same."""
+    for seed in range(6):
+        said = {P.mention(p, "ACC-0003", "result-single", random.Random(seed), entity="account")
+                for p in ("to_account_id", "arg0")}
+        assert len(said) == 1 and said.pop().endswith(" account")
+        bare = {P.mention(p, "ACC-0003", "result-single", random.Random(seed)) for p in ("to_account_id", "arg0")}
+        assert len(bare) == 1 and bare.pop().endswith(" item")
+    assert P.entity_of(None, "payee") == "payee" and P.entity_of("scheduled_payment") == "scheduled payment"
+
+
+def test_the_users_name_is_the_field_its_listing_declares_names_a_person() -> None:
+    """`_who` takes the persona's name from a lookup described by a declared name (`naming`
+    'name'/'alone'), whatever the field is called; an undeclared field called `name` is no name."""
+    from types import SimpleNamespace
+
+    from prove.synth.planner import Mention, Planned
+    from prove.synth.programmatic import ProgrammaticTeacher
+
+    def who(info: dict[str, Any]) -> str | None:
+        plan = Planned(0, "list_accounts", {}, [Mention("customer_id", "named", "CUS-0001", info)])
+        convo = SimpleNamespace(scratch={"plans": [[plan]]}, env=SimpleNamespace(registry=REG))
+        return ProgrammaticTeacher()._who(convo)  # type: ignore[arg-type]
+
+    assert who({"descr_field": "zz", "descr": "Ada Chen", "descr_how": "alone"}) == "Ada Chen"
+    assert who({"descr_field": "zz", "descr": "Ada Chen", "descr_how": "name"}) == "Ada Chen"
+    assert who({"descr_field": "name", "descr": "ada@x.com", "descr_how": None}) is None
+    assert who({"descr_field": "title", "descr": "Q3 plan", "descr_how": "title"}) is None

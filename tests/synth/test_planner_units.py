@@ -119,11 +119,11 @@ def test_fed_from_one_value_is_the_one_from_before() -> None:
 def test_fed_from_a_listing_describes_the_item_it_picks() -> None:
     hits = find_key(ACCOUNTS, "account_id")
     for seed in range(6):
-        fed = fed_from(hits, "account_id", random.Random(seed))
+        fed = fed_from(hits, "account_id", random.Random(seed), owners={"accounts[]": "account"})
         assert fed.kind == "result-item"
         item = next(a for a in ACCOUNTS["accounts"] if a["account_id"] == fed.value)
         assert item[fed.info["descr_field"]] == fed.info["descr"]
-        assert fed.info["item"]  # the listed objects' entity, from the list's name
+        assert fed.info["item"] == "account"  # the kind the listed objects' own id declares
 
 
 def test_fed_from_alike_items_takes_the_first() -> None:

@@ -10,8 +10,9 @@ tests/env/test_server_contract.py runs `check_server` over whatever `load_regist
   `PROVE_SERVER_PATH`) exporting `SERVER = ServerSpec.build(...)`, `<name>` lower_snake;
 - a family from `FAMILIES` (`prove.env.registry`, the one list) and a one-line description;
 - a state model subclassing `ServerState`, its entities `Record`s in dicts keyed by id, at least one
-  such table seeded by `initial_state(seed)`; `initial_state` returns that model and is
-  deterministic: the same seed gives the same state hash, every time;
+  such table seeded by `initial_state(seed)`; `initial_state` returns that model, is
+  deterministic (the same seed gives the same state hash, every time) and writes no id counter
+  (`new_id` continues from the seeded ids);
 - tools: at least one read and one write (the episode, exactly-once and fuzz tests need both),
   each with a lower_snake name a model API accepts, a description, every parameter described,
   every `Literal` surfacing as an enum, every string that is no id, enum or date declaring the
@@ -184,6 +185,10 @@ def _check_state(spec: ServerSpec) -> list[str]:
         if type(first) is not spec.state_model:
             return [f"{where}: initial_state({seed}) must return a {spec.state_model.__name__}, "
                     f"got {type(first).__name__}"]
+        if first.counters:
+            problems.append(f"{where}: initial_state({seed}) sets counters {sorted(first.counters)}; "
+                            "leave them empty: state.new_id(prefix) continues from the largest "
+                            "seeded <prefix>-<n> by itself")
         if state_hash(first) != state_hash(again):
             problems.append(f"{where}: initial_state({seed}) is not deterministic: two calls gave "
                             "different state hashes; draw every random value from its own "

@@ -2,10 +2,13 @@
 
     pool = ValuePool.of(hub, episode_id, "banking"); calls = random_calls(tools, pool, rng, 50)
 
-Used by the concurrency tests, the fuzzer and the benchmarks. An id parameter is drawn from the
-ids of its declared entity kind (`x-entity`, prove.env.types) that exist in the state, found
-through the same declarations on the state model's fields; other strings from state values under
-the same field name, enums from the schema, numbers within their bounds. Deterministic for a given
+Used by the concurrency tests, the fuzzer and the benchmarks. What a value may be is read from
+the parameter's declarations (prove.env.types), never its name: an id parameter is drawn from the
+ids of its declared entity kind (`x-entity`) that exist in the state, found through the same
+declarations on the state model's fields; a parameter declaring the listing field it takes
+(`x-listed`) from the state's values under that field, or its declared example (`x-example`);
+dates near the state's simulated now by their declared format; enums from the schema, numbers
+within their bounds, other strings from a few stock words. Deterministic for a given
 `random.Random`.
 """
 
@@ -14,10 +17,19 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from prove.env.tool import ToolSpec
-from prove.env.types import ENTITY, declared_entity, entity_values, state_schema
+from prove.env.types import (
+    ENTITY,
+    declared_entity,
+    declared_example,
+    declared_format,
+    declared_listed,
+    entity_values,
+    state_schema,
+)
 
 __all__ = ["ValuePool", "random_arguments", "random_calls"]
 
@@ -25,14 +37,15 @@ _WORDS = ("alpha", "weekly sync", "urgent", "Berlin", "groceries", "hello there"
 
 
 class ValuePool:
-    """Every scalar value in a state: ids by their declared entity kind, other values by field name
-    (ids are only found by kind).
+    """Every scalar value in a state: ids by their declared entity kind, other values by the field
+    holding them (ids are only found by kind), for the parameters that declare that field.
 
     `state_schema` is the state model's JSON schema (``type(state).model_json_schema()``); its
     ``x-entity`` declarations say which fields hold ids of which kind.
     """
 
     def __init__(self, state_json: Any, state_schema: Mapping[str, Any]) -> None:
+        self.now = str(state_json.get("now", "")) if isinstance(state_json, dict) else ""
         self.by_kind: dict[str, list[Any]] = defaultdict(list)
         self.by_field: dict[str, list[Any]] = defaultdict(list)
         for kind, value in entity_values(state_json, state_schema):
@@ -58,11 +71,29 @@ class ValuePool:
         elif key is not None and isinstance(node, (str, int, float)) and not isinstance(node, bool):
             self.by_field[key].append(node)
 
-    def candidates(self, param: str, kind: str | None = None) -> list[Any]:
-        """Values for a parameter: existing ids of its entity `kind`, else values of its field name."""
+    def ids(self, kind: str) -> list[Any]:
+        """The ids of entity `kind` the state holds (where its fields declare them)."""
+        return self.by_kind.get(kind, [])
+
+    def candidates(self, schema: Mapping[str, Any]) -> list[Any]:
+        """Values for a parameter by what its schema declares: existing ids of its entity kind,
+        else the state's values under the listing field it takes and its example (none when it
+        declares neither: a name says nothing)."""
+        kind = declared_entity(schema)
         if kind is not None:
-            return self.by_kind.get(kind, [])
-        return self.by_field.get(param, [])
+            return self.ids(kind)
+        listed, example = declared_listed(schema), declared_example(schema)
+        found = list(self.by_field.get(listed, [])) if listed else []
+        return found + [example] if example is not None and example not in found else found
+
+    def date(self, fmt: str, rng: random.Random) -> str:
+        """A date ('date') or date-time ('date-time') a few days around the state's now."""
+        try:
+            base = datetime.fromisoformat(self.now)
+        except ValueError:
+            base = datetime(2026, 3, 16, 9, 0)
+        when = base + timedelta(days=rng.randrange(-10, 11), hours=rng.randrange(0, 9))
+        return when.strftime("%Y-%m-%d" if fmt == "date" else "%Y-%m-%dT%H:%M")
 
 
 def _unwrap(schema: dict[str, Any]) -> dict[str, Any]:
@@ -75,11 +106,15 @@ def _value(schema: dict[str, Any], param: str, pool: ValuePool, rng: random.Rand
     if "enum" in s:
         return rng.choice(s["enum"])
     kind = s.get("type")
-    found = [v for v in pool.candidates(param, declared_entity(schema))
-             if kind != "string" or isinstance(v, str)]
+    found = [v for v in pool.candidates(schema) if kind != "string" or isinstance(v, str)]
     if kind == "string":
         if found and rng.random() < 0.9:
             return rng.choice(found)
+        fmt = declared_format(schema)
+        if fmt in ("date", "date-time") and rng.random() < 0.9:
+            return pool.date(fmt, rng)
+        if fmt == "time" and rng.random() < 0.9:
+            return f"{rng.randrange(7, 22):02d}:{rng.choice((0, 15, 30, 45)):02d}"
         return rng.choice(_WORDS)
     if kind in ("integer", "number"):
         lo = s.get("minimum", s.get("exclusiveMinimum", 0))

@@ -25,22 +25,29 @@ class Record(BaseModel):
 
 
 class ServerState(BaseModel):
-    """Base of every server's state: a simulated clock and per-kind id counters.
+    """Base of every server's state: a simulated clock and the ids `new_id` has issued.
 
     Subclasses add dicts of entities keyed by id. No wall clock, no global random, no uuid4:
     `now` is a field and new ids come from `new_id`, so state is a pure function of seed + calls.
+    A seeded state issues no ids (its `counters` are empty; `initial_state` never writes them): the
+    first `new_id` of a kind continues from the largest seeded `<prefix>-<n>`. `counters` stays in
+    the state and its hash, since it decides the next id: a write that creates a record and a write
+    that deletes it leave the tables as they were, yet the next id differs, so the hash does too.
     """
 
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
     now: str = Field(description="Simulated current time, ISO 8601 (UTC, no offset).")
-    counters: dict[str, int] = Field(default_factory=dict, description="Next number per id kind.")
+    counters: dict[str, int] = Field(
+        default_factory=dict,
+        description="The last number `new_id` issued per id kind; kept by `new_id` alone, never by hand.")
 
     def new_id(self, prefix: str) -> str:
         """Next id of a kind, e.g. new_id('TXN') -> 'TXN-0042'.
 
-        A kind missing from `counters` continues from the largest `<prefix>-<n>` anywhere in the
-        state (a seeded id the builder did not count), so a new id never reuses an existing one.
+        The first id of a kind continues from the largest `<prefix>-<n>` anywhere in the state (a
+        seeded id, or one a record refers to), and later ones from the last issued, so a new id
+        never reuses an existing or deleted one.
         """
         if prefix not in self.counters:
             self.counters[prefix] = largest_id(self, prefix)

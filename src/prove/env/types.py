@@ -79,7 +79,8 @@ NUMBER_KINDS: dict[str, str] = {
     "percent": "a percentage, e.g. a charge limit",
     "temperature": "a temperature in degrees Celsius",
     "level": "a setting on a 1-100 scale, e.g. brightness",
-    "rating": "a rating or score on a small scale, e.g. stars",
+    "rating": "a rating on a small scale, e.g. 1-5 stars",
+    "score": "a score on a 0-100 scale, e.g. a lead's score",
     "reading": "a meter reading, e.g. an odometer in km",
 }
 """The kinds of number `measure` declares; a number that declares none is a small count."""

@@ -131,10 +131,11 @@ def humanize(name: str) -> str:
     return " ".join(parts) or name
 
 
-def entity_of(param: str) -> str:
-    """The thing a parameter names, without prepositions: `to_account_id` -> "account"."""
-    words = [w for w in humanize(param).split() if w not in _PREPOSITIONS and w not in ("new", "target")]
-    return " ".join(words) or humanize(param)
+def entity_of(entity: str | None, source: str | None = None) -> str:
+    """The word for the thing a parameter names: the entity kind it declares ("to_account_id"
+    declaring 'account' -> "account"), else the kind the result that fed it declares (`source`),
+    else "item". Never read off the parameter's name: an id parameter declares its kind."""
+    return (entity or "").replace("_", " ") or source or "item"
 
 
 def domain_of(server: ServerSpec) -> str:
@@ -341,9 +342,7 @@ def mention(param: str, value: Any, kind: str, rng: random.Random, **info: Any) 
     kind of the field a result-item or named thing is picked out by."""
     name = humanize(param)
     entity = info.get("entity")
-    ent = entity.replace("_", " ") if entity else entity_of(param)
-    if ent in _PREPOSITIONS or len(ent) < 3:  # `to` (recipients) -> the field's entity
-        ent = info.get("source_entity") or "item"
+    ent = entity_of(entity, info.get("source_entity"))
     how = info.get("descr_how")
     if kind == "result-item":
         item = info.get("item") or ent
@@ -441,15 +440,12 @@ _SHOWN_ITEMS = 5
 def _label(item: Mapping[str, Any], fields: ResultFields) -> tuple[str | None, str | None]:
     """(the field that names an item, how a reply writes it): the field its result declares names
     it (`naming`), a name as it is and a title in quotes, else its own id ("order ORD-0012" reads
-    as an order number)."""
+    as an order number), else its first short value. No field is preferred for its name: a record
+    labelled by a version or a code declares that field `naming`."""
     for key, how in fields.naming.items():
         v = item.get(key)
         if isinstance(v, str) and v.strip():
             return key, (f'"{v}"' if how == "title" else v)
-    for key in ("email", "handle", "code", "sku", "ticker", "version", "tag", "city"):
-        v = item.get(key)
-        if isinstance(v, str) and v.strip():
-            return key, v
     for key, v in item.items():
         if isinstance(v, str) and _ID_VALUE.match(v) and (key == "id" or key.endswith("_id")):
             return key, f"{humanize(key) if key != 'id' else 'number'} {v}"
@@ -659,7 +655,7 @@ def _short_mention(param: str, value: Any, kind: str, declared: str | None, rng:
     """How a value reads inside a written request (the request supplies the surrounding words);
     `declared` is the entity kind the parameter declares (`info` may carry it too)."""
     entity = declared
-    noun = entity.replace("_", " ") if entity else entity_of(param)
+    noun = entity_of(entity, info.get("source_entity"))
     if kind == "result-item":
         item = info.get("item") or noun
         if not _same_thing(item, noun):

@@ -56,6 +56,17 @@ class Resolvers:
 
     def __init__(self) -> None:
         self._by_server: dict[str, dict[str, list[Resolver]]] = {}
+        self._owners: dict[str, dict[str, dict[str, str]]] = {}
+
+    def own_kinds(self, server: ServerSpec, tool: str) -> dict[str, str]:
+        """Of `tool`'s result: each object's path ("transactions[]", "" for the result itself) ->
+        the kind its own id declares (`prove.graph.features` `primary`), never read off a key's name."""
+        found = self._owners.get(server.name)
+        if found is None:
+            found = self._owners[server.name] = {
+                f.name: {o.parent: o.entity for o in f.fields if o.path in f.primary and o.entity}
+                for f in server_features(server).values()}
+        return found.get(tool, {})
 
     def __call__(self, server: ServerSpec, kind: str) -> list[Resolver]:
         found = self._by_server.get(server.name)

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from prove.graph.chains import Edge
-from prove.graph.features import singular
 from prove.synth import phrasing as P
 
 __all__ = ["Descriptor", "Fed", "Hit", "base_schema", "descriptor", "feeds_all", "fed_from",
@@ -125,21 +124,24 @@ class Fed:
 
 
 def fed_from(hits: list[Hit], name: str, rng: Any, naming: Mapping[str, str] | None = None,
-             entity: str | None = None) -> Fed:
+             entity: str | None = None, owners: Mapping[str, str] | None = None) -> Fed:
     """Which of `hits` (non-empty; the leaves named `name` of one result) a later call uses: the
     one value when they agree, else one of the first eight, described by a field of its object.
     `naming` is what the result declares names its records (`prove.env.types.naming_fields`: the
-    descriptor's `descr_how`), `entity` the kind the result declares the leaves are."""
+    descriptor's `descr_how`), `entity` the kind the result declares the leaves are, `owners` the
+    kind each listed object's own id declares, by the object's path (`Resolvers.own_kinds`): the
+    `item` a described leaf belongs to ('' when its object declares no own id)."""
     naming = naming or {}
-    source_entity = entity.replace("_", " ") if entity else P.entity_of(name)
+    source_entity = P.entity_of(entity) if entity else ""
     if len({repr(h.value) for h in hits}) == 1:
         return Fed(hits[0].value, "result-single", {"source_entity": source_entity})
     hit = hits[rng.randrange(min(len(hits), 8))]
     descr = descriptor(hit.item, hit.siblings or [], hit.value) if hit.item is not None else None
     if descr is None:
         return Fed(hits[0].value, "result-ordinal", {"source_entity": source_entity})
-    owner = re.findall(r"(\w+)\[\d+\]", hits[0].path)
+    parent = re.sub(r"\[\d+\]", "[]", hit.path).rsplit(".", 1)[0] if "." in hit.path else ""
+    item = (owners or {}).get(parent)
     return Fed(hit.value, "result-item", {"descr_field": descr.field, "descr": descr.text,
                                           "descr_how": naming.get(descr.field),
                                           "source_entity": source_entity,
-                                          "item": P.entity_of(singular(owner[-1])) if owner else ""})
+                                          "item": item.replace("_", " ") if item else ""})

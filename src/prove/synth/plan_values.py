@@ -130,6 +130,7 @@ _POOLS: dict[str | None, list[int]] = {
     "temperature": [18, 19, 20, 21, 22, 23, 24],
     "level": list(range(20, 101, 10)),
     "rating": [1, 2, 3, 4, 5],
+    "score": list(range(30, 91, 10)),
     "reading": [12000 + 250 * i for i in range(40)],
     None: [1, 2, 3],
 }

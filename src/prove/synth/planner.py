@@ -425,7 +425,8 @@ class Planner:
             return None
         made = self.reg.tool(src.tool)
         fed = fed_from(hits, name, self.rng, P.ResultFields.of(made).naming,
-                       _leaf_entity(made, src.result, hits[0].value))
+                       _leaf_entity(made, src.result, hits[0].value),
+                       self.resolvers.own_kinds(self.reg.server(made.server), made.name))
         return Mention(param, fed.kind, [fed.value] if schema.get("type") == "array" else fed.value,
                        fed.info)
 
@@ -578,8 +579,10 @@ class Planner:
             for key, read in inner.lookups.items():
                 if key not in draft.lookups:
                     draft.lookups[f"{param}/{key}"] = read
-            draft.mentions.extend(replace(m, info={**m.info, "scopes": param}) for m in inner.mentions)
-            draft.mentions.append(replace(got, info={**got.info, "scopes": param, "scope_tool": listing.name}))
+            draft.mentions.extend(replace(m, info={"entity": param_kind(listing, m.param), **m.info,
+                                                   "scopes": param}) for m in inner.mentions)
+            draft.mentions.append(replace(got, info={"entity": feats[q].entity, **got.info, "scopes": param,
+                                                     "scope_tool": listing.name}))
         return scoping
 
     # -- the user's request ----------------------------------------------------------------

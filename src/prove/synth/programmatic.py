@@ -168,7 +168,8 @@ class ProgrammaticTeacher:
 
     def _who(self, convo: Conversation) -> str | None:
         """The user's name where the conversation's calls act as a person it names (the customer
-        the calls are for, looked up by name; a parameter of ``quality.ACTING_PARAMS`` or one a
+        the calls are for, looked up by the field its listing declares names it, `naming` 'name' or
+        'alone', never a title or an undeclared field; a parameter of ``quality.ACTING_PARAMS`` or one a
         request says "I'm {...}" of, never an invitee or an assignee): the persona's own; None when
         no call names one."""
         withheld = convo.scratch.get("withheld") or {}
@@ -182,7 +183,7 @@ class ProgrammaticTeacher:
                     if (p.tool, m.param) == (withheld.get("tool"), withheld.get("param")):
                         continue  # who they are is what the assistant asks: not said before
                     if m.kind == "named" and kind and P._person(kind.replace("_", " ")) \
-                            and m.info.get("descr_field") in ("name", "full_name", "display_name"):
+                            and P._described_as(m.info.get("descr_how")) == "named":
                         return str(m.info["descr"])
         return None
 

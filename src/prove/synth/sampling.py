@@ -255,7 +255,7 @@ class LiveSampler:
         if not missing:
             return
         pool = ValuePool.of(self.hub, episode, server)
-        found = {kind: pool.candidates("", kind) for kind in missing}
+        found = {kind: pool.ids(kind) for kind in missing}
         found = {kind: vals for kind, vals in found.items() if vals}
         if not found:
             return

@@ -43,7 +43,6 @@ def initial_state(seed: int) -> LibraryState:
                             "Orchard", "Summit", "Willow"], 8):
         bid = book_id()
         state.books[bid] = Book(book_id=bid, title=f"The {word}", on_loan=False)
-    state.counters = {"BOOK": book_id.n}
     return state
 
 
