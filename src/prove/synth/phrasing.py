@@ -35,7 +35,7 @@ __all__ = [
     "clarify_question", "supply_text", "abstain_reply", "domain_of",
     "GENERIC_OFF_TOPIC", "system_prompt", "enum_words", "fill_request", "join_requests", "LINKS",
     "describe_result", "describe_item", "pick_out", "agree", "only_words", "say_date", "say_value", "drop_identity",
-    "Persona", "draw_persona", "speak", "typo", "wants_motive", "SPEAKER",
+    "Persona", "draw_persona", "speak", "typo", "wants_motive", "SPEAKER", "PICKING", "picks",
 ]
 
 _PREPOSITIONS = {"from", "to", "in", "on", "at", "by", "for", "with", "into", "since", "until"}
@@ -65,6 +65,17 @@ _VERBS: dict[str, tuple[str, ...]] = {
 }
 _CREATING = {"create", "add", "book", "reserve", "schedule", "make", "open", "request", "write",
              "log", "start", "submit", "post", "send"}
+
+PICKING = frozenset({"book", "reserve"})
+"""Verbs of a tool that takes one of the things a search listed (a slot, a room type): every value
+the user gives for it that the listed object holds (not an id: that points elsewhere) comes from
+that object."""
+
+
+def picks(tool: str) -> bool:
+    """Whether `tool` (by its leading verb, ``PICKING``) takes one of the things a search listed."""
+    return tool.split("_", 1)[0] in PICKING
+
 
 _FIRST_FRAMES = (
     "Could you {s}?", "Can you {s}?", "Please {s}.", "I need you to {s}.", "I'd like you to {s}.",

@@ -32,6 +32,7 @@ from prove.env.types import entity_values
 from prove.graph.chains import Edge
 from prove.graph.features import PAGING
 from prove.synth import phrasing as P
+from prove.synth.evidence import ACTING_PARAMS
 from prove.synth.intents import placeholders, tool_intents
 from prove.synth.machine import Conversation, Infeasible, State, TurnSpec
 from prove.synth.phrasing import SPEAKER
@@ -394,8 +395,65 @@ class Planner:
                     return None
                 continue
             draft.add(got)
+        self._picked_with(at, draft)
         return Planned(at.step, spec.name, draft.args, _declared(spec, draft.mentions), draft.words,
                        intent=at.intent, template=template, lookups=draft.lookups)
+
+    def _picked_with(self, at: Attempt, draft: Draft) -> None:
+        """A booking of something a search listed (`P.picks`: "I'll take the 10:00 slot") keeps
+        what the search asked for and takes every value the picked object holds from that object:
+        a value the user gives that an earlier read on the server was given under the same name
+        (the service type, the dates, the party size) is that one; a parameter that the listed
+        objects holding the fed value (the center's slots) also hold (the slot's start) is drawn
+        among theirs, never a value the search did not return. Ids and who acts are left alone."""
+        spec = at.spec
+        if not P.picks(spec.name):
+            return
+        for n, other in enumerate(draft.mentions):  # what the search asked for, the booking takes
+            q = other.param
+            if other.kind not in ("value", "enum", "number") or q.endswith("_id") \
+                    or q in ACTING_PARAMS or q in at.lessons.pinned:
+                continue
+            for s in sorted(self.by_step, reverse=True):
+                before = self.by_step[s]
+                if self.reg.tool(before.tool).server != spec.server or P.picks(before.tool):
+                    continue
+                said = next((b for b in before.mentions if b.param == q
+                             and b.kind in ("value", "enum", "number")), None)
+                if said is not None:
+                    if said.value != other.value and repr(said.value) not in at.lessons.tried.get(q, ()):
+                        draft.args[q] = said.value
+                        draft.words.pop(q, None)
+                        if said.kind == "enum" and said.info.get("words"):
+                            draft.words[q] = said.info["words"]
+                        draft.mentions[n] = Mention(q, said.kind, said.value,
+                                                    {k: v for k, v in said.info.items() if k != "repeat"})
+                    break
+        fed = [m for m in draft.mentions if m.kind.startswith("result") and m.param in at.feeds
+               and m.param not in ACTING_PARAMS]  # who books is not what they take
+        for m in fed:
+            src = self.by_step.get(at.feeds[m.param].source)
+            if src is None:
+                continue
+            name = field_name(at.feeds[m.param].field or m.param)
+            value = m.value[0] if isinstance(m.value, list) and m.value else m.value
+            items = [h.item for h in find_key(src.result, name) or find_key(src.result, m.param)
+                     if h.item is not None and h.value == value]
+            for n, other in enumerate(draft.mentions):
+                q = other.param
+                if other.kind.startswith("result") or other.kind == "named" or q == m.param \
+                        or q.endswith("_id") or q in at.lessons.pinned:
+                    continue
+                offered = [it[q] for it in items if isinstance(it.get(q), (str, int, float))
+                           and not isinstance(it.get(q), bool)]
+                bad = at.lessons.tried.get(q, set())
+                offered = [v for v in dict.fromkeys(offered) if repr(v) not in bad]
+                if not offered or draft.args.get(q) in offered:
+                    continue
+                picked = self.rng.choice(offered)
+                draft.args[q] = picked
+                draft.words.pop(q, None)
+                draft.mentions[n] = Mention(q, "value", picked, {"from_listing": True})
 
     def _fed(self, at: Attempt, param: str) -> Mention | None:
         """The value an earlier result gives `param` along the chain's edge, among those the

@@ -73,12 +73,13 @@ from prove.synth.evidence import (
     successful_tool_messages,
 )
 from prove.synth.intents import copied_run, word_runs
+from prove.synth.phrasing import picks
 from prove.synth.plan_lookup import carried
 from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
            "VARIETY_WORDS", "quality_markdown", "flat_report", "STYLE_MARKS", "style_marks", "ACKNOWLEDGEMENTS",
-           "acknowledges", "unshown_references", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
+           "acknowledges", "unshown_references", "unoffered_picks", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
            "quote_conversation", "quote_sample", "main"]
 
 VARIETY_WORDS = 10_000
@@ -242,8 +243,9 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     copied = [copied_run(t, runs) is not None for t in texts]
     coherent = linker.coherent(example) if linker is not None and example["kind"] == "multi_turn" else None
     refs, unshown = unshown_references(example["messages"])
+    takes, unoffered = unoffered_picks(example)
     summary = {"user_texts": texts, "copied": copied, "coherent": coherent, "result_refs": refs,
-               "unshown_refs": unshown}
+               "unshown_refs": unshown, "picks": takes, "unoffered_picks": unoffered}
     if example["kind"] == "multi_turn":  # one person per conversation: said who they are in 2+ turns
         summary["identity_restated"] = sum(bool(IDENTITY.search(t)) for t in texts) > 1
     if linker is not None:  # its registry says which calls are reads
@@ -360,6 +362,71 @@ def unused_reads(example: Mapping[str, Any], registry: Any) -> list[dict[str, An
     return found
 
 
+def _object_lists(node: Any) -> Iterable[list[dict[str, Any]]]:
+    """Every list of objects in a result (a search's slots, a listing's records), outermost first."""
+    if isinstance(node, dict):
+        for v in node.values():
+            yield from _object_lists(v)
+    elif isinstance(node, list):
+        objects = [v for v in node if isinstance(v, dict)]
+        if objects:
+            yield objects
+        for v in node:
+            yield from _object_lists(v)
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def unoffered_picks(example: Mapping[str, Any]) -> tuple[int, int]:
+    """(ground-truth calls that take one of the things an earlier result listed, how many of them
+    give a value that no listed object of that kind offered). A call takes a listed object when it
+    is a booking (``phrasing.picks``: book_, reserve_) and one of its arguments (not who acts,
+    ``ACTING_PARAMS``) equals the same-named field of objects in an earlier result's list (the
+    center's slots); it gives an unoffered value when another argument, not an id, names a field
+    those objects hold (`start`) with a value none of them holds (a 2026-05-19 slot from a search
+    that ran from 2026-05-20), or a value other than an earlier read's argument of the same name
+    (an annual inspection booked from a search for wheel alignment; either makes it a taking)."""
+    gt = ground_truth_calls(example)
+    results = successful_tool_messages(example)
+    if len(gt) != len(results):
+        return 0, 0
+    takes = unoffered = 0
+    for n, (_, _, call) in enumerate(gt):
+        args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+        if not picks(str(call.get("name"))):
+            continue
+        took = bad = False
+        for _, _, before in gt[:n]:  # what an earlier search asked for under the same name
+            said = before.get("arguments") if isinstance(before.get("arguments"), dict) else {}
+            if picks(str(before.get("name"))):
+                continue
+            for q, given in args.items():
+                if q in said and not q.endswith("_id") and q not in ACTING_PARAMS \
+                        and _scalar(given) and _scalar(said[q]):
+                    took = True
+                    bad |= said[q] != given
+        for _, result in results[:n]:
+            for objects in _object_lists(result):
+                for param, value in args.items():
+                    if not isinstance(value, str) or len(value) < 3 or param in ACTING_PARAMS:
+                        continue  # who books is not what they take
+                    holding = [o for o in objects if o.get(param) == value]
+                    if not holding:
+                        continue
+                    took = True
+                    for q, given in args.items():
+                        if q == param or q.endswith("_id") or q in ACTING_PARAMS:
+                            continue  # an id points at another thing (the room an event moves to)
+                        offered = {json.dumps(o[q]) for o in holding if _scalar(o.get(q))}
+                        if offered and _scalar(given) and json.dumps(given) not in offered:
+                            bad = True
+        takes += took
+        unoffered += bad
+    return takes, unoffered
+
+
 def _scalars(node: Any) -> Iterable[Any]:
     if isinstance(node, dict):
         for v in node.values():
@@ -391,6 +458,7 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     calls = redundant = 0
     conversations = restated = 0
     unused = persons = same_person = offered_n = multi_server = distractors = with_distractors = 0
+    picks_n = unoffered_n = 0
     uncarried: int | None = None
     raw_kinds: Counter[str] = Counter()
     for s in summaries:
@@ -398,6 +466,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             uncarried = (uncarried or 0) + int(s["uncarried_raw_id_turns"])
             raw_kinds.update(s["raw_id_kinds"])
         unused += int(s.get("unused_reads", 0))
+        picks_n += int(s.get("picks", 0))
+        unoffered_n += int(s.get("unoffered_picks", 0))
         if s.get("one_person") is not None:
             persons += 1
             same_person += bool(s["one_person"])
@@ -436,6 +506,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "acknowledgement_opener_share": round(sum(map(acknowledges, followups)) / max(1, len(followups)), 4),
         "result_references": refs,
         "unshown_result_share": round(unshown / refs, 4) if refs else None,
+        "picks": picks_n,
+        "unoffered_pick_share": round(unoffered_n / picks_n, 4) if picks_n else None,
         "entity_coherence": round(linked / judged, 4) if judged else None,
         "identity_restated_share": round(restated / conversations, 4) if conversations else None,
         "ground_truth_calls": calls or None,
@@ -522,6 +594,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             return f"{value:.1%} of {report['persona_judged']}"
         if key == "distractors_per_example" and value is not None:
             return f"{value:.2f}"
+        if key == "unoffered_pick_share" and value is not None:
+            return f"{value:.1%} of {report['picks']}"
         if key == "unshown_result_share" and value is not None:
             return f"{value:.1%} of {report['result_references']}"
         if key == "words_per_turn":
@@ -547,6 +621,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             ("follow-up turns opened by a canned acknowledgement", "acknowledgement_opener_share"),
             ("follow-up references to a tool result's value that no assistant reply showed",
              "unshown_result_share"),
+            ("bookings of a listed thing with a value the listing did not offer (a slot the search did not return)",
+             "unoffered_pick_share"),
             ("multi-turn conversations whose ids are linked in the state", "entity_coherence"),
             ("multi-turn conversations whose user says who they are in 2+ turns", "identity_restated_share"),
             ("ground-truth reads whose result the conversation already showed", "redundant_read_share"),

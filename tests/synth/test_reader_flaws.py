@@ -1,0 +1,116 @@
+"""What a reader of the synthesized data still tripped on (issue 28): a booking of a slot the
+search did not return, replies repeating one label, motives that do not fit the request, and
+the card measures that count each.
+
+    .venv/bin/python -m pytest tests/synth/test_reader_flaws.py -q
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from prove.env.registry import Registry, load_registry
+from prove.graph.chains import Edge
+from prove.synth.planner import Attempt, Draft, Mention, Planned, Planner
+from prove.synth.quality import unoffered_picks
+
+SLOTS = {"city": "Copenhagen", "next_offset": None, "slots": [
+    {"center_id": "CTR-0002", "center_name": "Voltara Service Copenhagen", "start": f"2026-05-{d}T{h}"}
+    for d in ("20", "21") for h in ("08:00", "10:00", "13:00")]}
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return load_registry().subset(["vehicle"])
+
+
+def _planner(registry: Registry, searched: Planned) -> Planner:
+    planner = Planner.__new__(Planner)  # only what _picked_with reads: the registry, the steps, a stream
+    planner.reg, planner.rng, planner.by_step = registry, random.Random(0), {0: searched}
+    return planner
+
+
+def _search() -> Planned:
+    return Planned(0, "find_vehicle_service_slots",
+                   {"city": "Copenhagen", "service_type": "wheel_alignment", "start_date": "2026-05-20"},
+                   [Mention("city", "value", "Copenhagen", {}),
+                    Mention("service_type", "enum", "wheel_alignment", {"words": "wheel alignment"}),
+                    Mention("start_date", "value", "2026-05-20", {})], result=SLOTS)
+
+
+def _booking(start: str, service: str) -> Draft:
+    draft = Draft()
+    for m in (Mention("vehicle_id", "id", "VEH-0018", {}), Mention("user_id", "id", "USR-0013", {}),
+              Mention("center_id", "result-single", "CTR-0002", {"source_entity": "service center"}),
+              Mention("start", "value", start, {}),
+              Mention("service_type", "enum", service, {"words": service.replace("_", " ")})):
+        draft.add(m)
+    return draft
+
+
+def test_a_booking_takes_a_slot_the_search_returned_and_what_it_searched_for(registry: Registry) -> None:
+    planner = _planner(registry, _search())
+    at = Attempt(registry.tool("book_vehicle_service"), 1, "book_vehicle_service",
+                 {"center_id": Edge(0, 1, "explicit", argument="center_id", field="slots[].center_id")})
+    draft = _booking("2026-05-19T13:00", "annual_inspection")
+    planner._picked_with(at, draft)
+    assert draft.args["start"] in {s["start"] for s in SLOTS["slots"]}
+    assert draft.args["service_type"] == "wheel_alignment"
+    assert draft.words["service_type"] == "wheel alignment"
+    assert {m.param: m.value for m in draft.mentions} == draft.args
+    assert draft.args["vehicle_id"] == "VEH-0018" and draft.args["user_id"] == "USR-0013"  # ids stay
+
+
+def test_a_slot_the_search_returned_is_kept_and_a_rejected_one_is_not_drawn(registry: Registry) -> None:
+    planner = _planner(registry, _search())
+    edge = {"center_id": Edge(0, 1, "explicit", argument="center_id", field="slots[].center_id")}
+    kept = _booking("2026-05-21T10:00", "wheel_alignment")
+    planner._picked_with(Attempt(registry.tool("book_vehicle_service"), 1, "b", edge), kept)
+    assert kept.args["start"] == "2026-05-21T10:00"
+    at = Attempt(registry.tool("book_vehicle_service"), 1, "b", edge)
+    at.lessons.tried["start"] = {repr(s["start"]) for s in SLOTS["slots"][1:]}  # the fork said no to these
+    redrawn = _booking("2026-05-19T13:00", "wheel_alignment")
+    planner._picked_with(at, redrawn)
+    assert redrawn.args["start"] == SLOTS["slots"][0]["start"]
+
+
+def test_a_read_is_not_a_booking(registry: Registry) -> None:
+    planner = _planner(registry, _search())
+    draft = Draft()
+    draft.add(Mention("start", "value", "2026-05-19T13:00", {}))
+    planner._picked_with(Attempt(registry.tool("find_vehicle_service_slots"), 1, "f", {}), draft)
+    assert draft.args["start"] == "2026-05-19T13:00"
+
+
+def _example(start: str, service: str) -> dict[str, Any]:
+    search = {"name": "find_vehicle_service_slots",
+              "arguments": {"city": "Copenhagen", "service_type": "wheel_alignment", "start_date": "2026-05-20"}}
+    book = {"name": "book_vehicle_service",
+            "arguments": {"center_id": "CTR-0002", "start": start, "service_type": service,
+                          "user_id": "USR-0013", "vehicle_id": "VEH-0018"}}
+    return {"turns": [{"calls": [search]}, {"calls": [book]}],
+            "messages": [{"role": "tool", "content": json.dumps(SLOTS)},
+                         {"role": "tool", "content": json.dumps({"appointment_id": "SVC-0018"})}]}
+
+
+@pytest.mark.parametrize(("start", "service", "unoffered"), [
+    ("2026-05-20T10:00", "wheel_alignment", 0),
+    ("2026-05-19T13:00", "wheel_alignment", 1),  # a slot the search did not return
+    ("2026-05-20T10:00", "annual_inspection", 1),  # not what the search asked for
+])
+def test_the_card_counts_bookings_of_what_a_search_did_not_offer(start: str, service: str, unoffered: int) -> None:
+    assert unoffered_picks(_example(start, service)) == (1, unoffered)
+
+
+def test_an_id_a_booking_points_elsewhere_is_no_unoffered_pick() -> None:
+    events = {"events": [{"event_id": "EVT-0006", "room_id": "RM-0001", "title": "Sync"}]}
+    example = {"turns": [{"calls": [{"name": "list_calendar_events", "arguments": {}}]},
+                         {"calls": [{"name": "book_meeting_room",
+                                     "arguments": {"event_id": "EVT-0006", "room_id": "RM-0011"}}]}],
+               "messages": [{"role": "tool", "content": json.dumps(events)},
+                            {"role": "tool", "content": json.dumps({"event_id": "EVT-0006"})}]}
+    assert unoffered_picks(example) == (1, 0)
