@@ -15,8 +15,9 @@ import pytest
 
 from prove.env.registry import Registry, load_registry
 from prove.graph.chains import Edge
+from prove.synth import phrasing as P
 from prove.synth.planner import Attempt, Draft, Mention, Planned, Planner
-from prove.synth.quality import unoffered_picks
+from prove.synth.quality import repeated_labels, unoffered_picks
 
 SLOTS = {"city": "Copenhagen", "next_offset": None, "slots": [
     {"center_id": "CTR-0002", "center_name": "Voltara Service Copenhagen", "start": f"2026-05-{d}T{h}"}
@@ -114,3 +115,33 @@ def test_an_id_a_booking_points_elsewhere_is_no_unoffered_pick() -> None:
                "messages": [{"role": "tool", "content": json.dumps(events)},
                             {"role": "tool", "content": json.dumps({"event_id": "EVT-0006"})}]}
     assert unoffered_picks(example) == (1, 0)
+
+
+def test_a_reply_listing_objects_of_one_label_writes_the_label_once(registry: Registry) -> None:
+    spec = registry.tool("find_vehicle_service_slots")
+    text = P.describe_result(spec, SLOTS, random.Random(0))
+    assert repeated_labels(text) is None
+    label = P.describe_item(SLOTS["slots"][0]).split(" (")[0]
+    assert text.count(label) == 1
+    for slot in SLOTS["slots"][:5]:  # each shown one still told apart by what differs
+        assert P.say_date(slot["start"]) in text
+
+
+def test_a_reply_listing_distinct_labels_keeps_each_with_its_details(registry: Registry) -> None:
+    spec = registry.tool("find_vehicle_service_slots")
+    mixed = {"slots": [{**s, "center_id": f"CTR-000{n}", "center_name": f"Center {n}"}
+                       for n, s in enumerate(SLOTS["slots"][:3])], "next_offset": None}
+    text = P.describe_result(spec, mixed, random.Random(0))
+    assert ";" not in text
+    assert all(P.say_date(s["start"]) in text for s in mixed["slots"])
+
+
+@pytest.mark.parametrize(("reply", "label"), [
+    ("I found 3 slots: center CTR-0002 (start May 20 at 08:00), center CTR-0002 (start May 20 at 10:00)"
+     " and center CTR-0002 (start May 20 at 13:00).", "center CTR-0002"),
+    ("I found 3 slots: center CTR-0002 (start May 20 at 08:00; May 20 at 10:00; May 20 at 13:00).", None),
+    ("Done: booking BKG-0008 (confirmed). Done: booking BKG-0008 (paid). Here: booking BKG-0008 (open).",
+     None),  # three results that each name one booking: no listing repeats itself
+])
+def test_the_card_finds_replies_that_repeat_a_label(reply: str, label: str | None) -> None:
+    assert repeated_labels(reply) == label

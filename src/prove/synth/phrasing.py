@@ -491,6 +491,49 @@ def describe_item(item: Mapping[str, Any], also: Sequence[str] = (), limit: int 
     """One listed object as a reader sees it: its name (or title, or number) and a few details,
     `also` (fields a later turn picks it out by) always among them: "Everyday (checking, balance
     $1,240.50)". `fields` are its result's declarations (what names it, what is money)."""
+    label, details = _item_words(item, also, limit, fields)
+    return f"{label} ({', '.join(details)})" if details else label
+
+
+def _grouped(described: Sequence[tuple[str, list[str]]]) -> list[str]:
+    """Listed objects as a reply writes them, each label once: objects that share a label (eleven
+    slots of one service center) are one entry, the label then what tells each apart, a field
+    name they all open with said once ("center CTR-0002 (start May 20 at 08:00; May 20 at
+    10:00)"), in the order the label first came."""
+    groups: dict[str, list[list[str]]] = {}
+    for label, details in described:
+        groups.setdefault(label, []).append(details)
+    out = []
+    for label, many in groups.items():
+        if len(many) == 1:
+            out.append(f"{label} ({', '.join(many[0])})" if many[0] else label)
+            continue
+        texts = [", ".join(d) for d in many if d]
+        if not texts:
+            out.append(f"{label} ({len(many)} of them)")
+            continue
+        texts = list(dict.fromkeys(texts))
+        lead = _common_key(texts)  # "start" once: "(start May 20 at 08:00; May 20 at 10:00)"
+        if lead:
+            texts = [texts[0]] + [t[len(lead) + 1:] for t in texts[1:]]
+        out.append(f"{label} ({'; '.join(texts)})")
+    return out
+
+
+def _common_key(texts: Sequence[str]) -> str:
+    """The field name every one of `texts` opens with ("start", "occurrence start"), or ''."""
+    split = [t.split() for t in texts]
+    lead: list[str] = []
+    for words in zip(*split, strict=False):
+        if len(set(words)) != 1 or not re.fullmatch(r"[a-z]+", words[0]):
+            break
+        lead.append(words[0])
+    return " ".join(lead) if all(len(w) > len(lead) for w in split) else ""
+
+
+def _item_words(item: Mapping[str, Any], also: Sequence[str], limit: int,
+                fields: ResultFields | None) -> tuple[str, list[str]]:
+    """`describe_item`'s label and details, apart."""
     fields = fields if fields is not None else ResultFields()
     for inner in [v for v in item.values() if isinstance(v, dict)]:  # {"artifact": {...}, "status": ..}
         item = {**inner, **{k: v for k, v in item.items() if not isinstance(v, dict)}}
@@ -508,7 +551,7 @@ def describe_item(item: Mapping[str, Any], also: Sequence[str] = (), limit: int 
             details.append(d)
     if label is None:
         label, details = (details[0], details[1:]) if details else ("one item", [])
-    return f"{label} ({', '.join(details)})" if details else label
+    return label, details
 
 
 def _listed(result: Any) -> tuple[str, list[dict[str, Any]]] | None:
@@ -562,7 +605,7 @@ def describe_result(spec: ToolSpec, result: Any, rng: random.Random,
             return rng.choice((f"I couldn't find any {what}.", f"There are no {what} that match.",
                                f"Nothing came up: no {what}."))
         keep = [i for i, it in enumerate(items) if i < _SHOWN_ITEMS or _show(it, show) is not None]
-        parts = [describe_item(items[i], _show(items[i], show) or (), fields=fields) for i in keep]
+        parts = _grouped([_item_words(items[i], _show(items[i], show) or (), 2, fields) for i in keep])
         head = (rng.choice((f"I found one of them: {parts[0]}.", f"There's just one: {parts[0]}."))
                 if len(items) == 1 else
                 rng.choice((f"I found {len(items)} {what}: {_join(parts)}.",
@@ -598,7 +641,7 @@ def _inner_lists(record: Mapping[str, Any], show: Mapping[str, Sequence[str]],
         if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
             continue
         keep = [it for i, it in enumerate(value) if i < 3 or _show(it, show) is not None]
-        parts = [describe_item(it, _show(it, show) or (), fields=fields) for it in keep]
+        parts = _grouped([_item_words(it, _show(it, show) or (), 2, fields) for it in keep])
         what = humanize(key)
         more = f", and {len(value) - len(keep)} more" if len(value) > len(keep) else ""
         out.append(f"{what[:1].upper() + what[1:]}: {_join(parts)}{more}.")

@@ -32,6 +32,11 @@ Measures (each computed identically on both sides):
   user turns' references to an item by a value an earlier tool result held (a quoted '...' or
   "..." value no earlier user turn wrote; contractions are not quotes), the share that no earlier
   assistant reply showed: the user refers to something only the model saw;
+- **unoffered picks** (PROVE only): of the bookings that take a listed object (a slot, a room
+  type), the share giving a value the listing did not offer or the search did not ask for
+  (``unoffered_picks``);
+- **repeated labels** (PROVE only): share of assistant replies writing one label ``REPEATS`` or more
+  times before details ("center CTR-0002 (...)" once per slot: ``repeated_labels``);
 - **entity coherence** (PROVE only; BFCL states hold no linked entity ids): share of multi-turn
   conversations (naming two or more ids) whose ids (the ground-truth arguments that declare an
   entity kind and exist in the seed's initial state) are linked in that state: connected when two
@@ -79,7 +84,7 @@ from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
            "VARIETY_WORDS", "quality_markdown", "flat_report", "STYLE_MARKS", "style_marks", "ACKNOWLEDGEMENTS",
-           "acknowledges", "unshown_references", "unoffered_picks", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
+           "acknowledges", "unshown_references", "unoffered_picks", "repeated_labels", "REPEATS", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
            "quote_conversation", "quote_sample", "main"]
 
 VARIETY_WORDS = 10_000
@@ -183,6 +188,24 @@ def unshown_references(messages: Sequence[Mapping[str, Any]]) -> tuple[int, int]
     return refs, unshown
 
 
+_LABEL = re.compile(r"(?:^|: |, | and | — |; )([^,:;()—]{2,60}?) \(")
+"""A listed object's label in a written reply: the words before its details in parentheses."""
+_SENTENCE = re.compile(r"(?<=[.!])\s+(?=[A-Z])")
+REPEATS = 3
+"""A reply that writes one label this many times repeats itself ("center CTR-0002 (...)" eleven times)."""
+
+
+def repeated_labels(text: str) -> str | None:
+    """The label one sentence of a written reply repeats ``REPEATS`` or more times before details
+    in parentheses (it lists objects it does not tell apart by name), or None."""
+    for sentence in _SENTENCE.split(text):  # one listing per sentence; separate results may agree
+        counts = Counter(m.group(1).strip() for m in _LABEL.finditer(sentence))
+        label, n = counts.most_common(1)[0] if counts else ("", 0)
+        if n >= REPEATS:
+            return label
+    return None
+
+
 def _json_or_text(text: str) -> Any:
     try:
         return json.loads(text)
@@ -244,8 +267,11 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     coherent = linker.coherent(example) if linker is not None and example["kind"] == "multi_turn" else None
     refs, unshown = unshown_references(example["messages"])
     takes, unoffered = unoffered_picks(example)
+    replies = [str(m.get("content") or "") for m in example["messages"]
+               if m.get("role") == "assistant" and m.get("content")]
     summary = {"user_texts": texts, "copied": copied, "coherent": coherent, "result_refs": refs,
-               "unshown_refs": unshown, "picks": takes, "unoffered_picks": unoffered}
+               "unshown_refs": unshown, "picks": takes, "unoffered_picks": unoffered,
+               "replies": len(replies), "repeating_replies": sum(repeated_labels(r) is not None for r in replies)}
     if example["kind"] == "multi_turn":  # one person per conversation: said who they are in 2+ turns
         summary["identity_restated"] = sum(bool(IDENTITY.search(t)) for t in texts) > 1
     if linker is not None:  # its registry says which calls are reads
@@ -458,7 +484,7 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     calls = redundant = 0
     conversations = restated = 0
     unused = persons = same_person = offered_n = multi_server = distractors = with_distractors = 0
-    picks_n = unoffered_n = 0
+    picks_n = unoffered_n = replies_n = repeating_n = 0
     uncarried: int | None = None
     raw_kinds: Counter[str] = Counter()
     for s in summaries:
@@ -467,6 +493,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             raw_kinds.update(s["raw_id_kinds"])
         unused += int(s.get("unused_reads", 0))
         picks_n += int(s.get("picks", 0))
+        replies_n += int(s.get("replies", 0))
+        repeating_n += int(s.get("repeating_replies", 0))
         unoffered_n += int(s.get("unoffered_picks", 0))
         if s.get("one_person") is not None:
             persons += 1
@@ -507,6 +535,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "result_references": refs,
         "unshown_result_share": round(unshown / refs, 4) if refs else None,
         "picks": picks_n,
+        "replies": replies_n,
+        "repeated_label_share": round(repeating_n / replies_n, 4) if replies_n else None,
         "unoffered_pick_share": round(unoffered_n / picks_n, 4) if picks_n else None,
         "entity_coherence": round(linked / judged, 4) if judged else None,
         "identity_restated_share": round(restated / conversations, 4) if conversations else None,
@@ -594,6 +624,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             return f"{value:.1%} of {report['persona_judged']}"
         if key == "distractors_per_example" and value is not None:
             return f"{value:.2f}"
+        if key == "repeated_label_share" and value is not None:
+            return f"{value:.1%} of {report['replies']}"
         if key == "unoffered_pick_share" and value is not None:
             return f"{value:.1%} of {report['picks']}"
         if key == "unshown_result_share" and value is not None:
@@ -621,6 +653,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             ("follow-up turns opened by a canned acknowledgement", "acknowledgement_opener_share"),
             ("follow-up references to a tool result's value that no assistant reply showed",
              "unshown_result_share"),
+            (f"assistant replies writing one label {REPEATS}+ times (\"center CTR-0002 (...)\" again and again)",
+             "repeated_label_share"),
             ("bookings of a listed thing with a value the listing did not offer (a slot the search did not return)",
              "unoffered_pick_share"),
             ("multi-turn conversations whose ids are linked in the state", "entity_coherence"),
