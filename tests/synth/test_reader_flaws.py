@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,8 +17,9 @@ import pytest
 from prove.env.registry import Registry, load_registry
 from prove.graph.chains import Edge
 from prove.synth import phrasing as P
+from prove.synth.intents import check_intents, load_intents
 from prove.synth.planner import Attempt, Draft, Mention, Planned, Planner
-from prove.synth.quality import repeated_labels, unoffered_picks
+from prove.synth.quality import repeated_labels, unfit_motives, unoffered_picks
 
 SLOTS = {"city": "Copenhagen", "next_offset": None, "slots": [
     {"center_id": "CTR-0002", "center_name": "Voltara Service Copenhagen", "start": f"2026-05-{d}T{h}"}
@@ -145,3 +147,43 @@ def test_a_reply_listing_distinct_labels_keeps_each_with_its_details(registry: R
 ])
 def test_the_card_finds_replies_that_repeat_a_label(reply: str, label: str | None) -> None:
     assert repeated_labels(reply) == label
+
+
+def test_a_motive_is_declared_with_the_requests_it_fits(tmp_path: Path) -> None:
+    (tmp_path / "vehicle.yaml").write_text(
+        'off_tool: []\nmotives:\n  - say: "I want to make sure the car is locked for the night."\n'
+        "    fits: [lock_vehicle, get_vehicle_status]\n  - say: \"The car makes a noise.\"\n"
+        "    fits: [book_vehicle_service, find_vehicle_service_slots, nope]\n")
+    found = load_intents("vehicle", str(tmp_path))
+    assert found.motives_for(["lock_vehicle"]) == ("I want to make sure the car is locked for the night.",)
+    assert found.motives_for(["find_vehicle_service_slots", "book_vehicle_service"]) == ("The car makes a noise.",)
+    assert found.motives_for(["lock_vehicle", "book_vehicle_service"]) == ()  # none fits both
+    assert found.motives_for([]) == ()
+    problems = check_intents(load_registry().server("vehicle"), found)
+    assert any("fits 'nope', which is not a tool of vehicle" in p for p in problems)
+
+
+def test_a_motive_without_the_requests_it_fits_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "vehicle.yaml").write_text('off_tool: []\nmotives:\n  - "I\'m planning a long drive."\n')
+    with pytest.raises(ValueError, match=r"motives\[0\] must be a mapping with keys say .* and fits"):
+        load_intents("vehicle", str(tmp_path))
+
+
+def test_every_app_declares_what_its_motives_fit() -> None:
+    registry = load_registry()
+    for server in registry.servers.values():
+        found = load_intents(server.name)
+        names = {t.name for t in server.tools}
+        assert found.motives and all(found.fits[m] and found.fits[m] <= names for m in found.motives)
+
+
+def _motive_example(calls: list[str]) -> dict[str, Any]:
+    return {"servers": ["vehicle"], "chain": {"tools": calls},
+            "messages": [{"role": "user", "content": "Book the slot. I want to make sure the car is locked for the night."}],
+            "turns": [{"calls": [{"name": c, "arguments": {}} for c in calls]}]}
+
+
+def test_the_card_counts_motives_given_with_a_request_they_do_not_fit() -> None:
+    assert unfit_motives(_motive_example(["book_vehicle_service"])) == (1, 1)
+    assert unfit_motives(_motive_example(["lock_vehicle"])) == (1, 0)
+    assert unfit_motives({**_motive_example(["lock_vehicle"]), "messages": [{"role": "user", "content": "Lock it."}]}) == (0, 0)

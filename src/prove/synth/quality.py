@@ -35,6 +35,8 @@ Measures (each computed identically on both sides):
 - **unoffered picks** (PROVE only): of the bookings that take a listed object (a slot, a room
   type), the share giving a value the listing did not offer or the search did not ask for
   (``unoffered_picks``);
+- **unfit motives** (PROVE only): of the user turns giving one of the apps' motives, the share
+  giving it with a request it is not declared to fit (``unfit_motives``);
 - **repeated labels** (PROVE only): share of assistant replies writing one label ``REPEATS`` or more
   times before details ("center CTR-0002 (...)" once per slot: ``repeated_labels``);
 - **entity coherence** (PROVE only; BFCL states hold no linked entity ids): share of multi-turn
@@ -77,14 +79,14 @@ from prove.synth.evidence import (
     redundant_reads,
     successful_tool_messages,
 )
-from prove.synth.intents import copied_run, word_runs
+from prove.synth.intents import copied_run, intents_of, word_runs
 from prove.synth.phrasing import picks
 from prove.synth.plan_lookup import carried
 from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
            "VARIETY_WORDS", "quality_markdown", "flat_report", "STYLE_MARKS", "style_marks", "ACKNOWLEDGEMENTS",
-           "acknowledges", "unshown_references", "unoffered_picks", "repeated_labels", "REPEATS", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
+           "acknowledges", "unshown_references", "unoffered_picks", "repeated_labels", "REPEATS", "unfit_motives", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
            "quote_conversation", "quote_sample", "main"]
 
 VARIETY_WORDS = 10_000
@@ -267,11 +269,12 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     coherent = linker.coherent(example) if linker is not None and example["kind"] == "multi_turn" else None
     refs, unshown = unshown_references(example["messages"])
     takes, unoffered = unoffered_picks(example)
+    motives, unfit = unfit_motives(example)
     replies = [str(m.get("content") or "") for m in example["messages"]
                if m.get("role") == "assistant" and m.get("content")]
     summary = {"user_texts": texts, "copied": copied, "coherent": coherent, "result_refs": refs,
                "unshown_refs": unshown, "picks": takes, "unoffered_picks": unoffered,
-               "replies": len(replies), "repeating_replies": sum(repeated_labels(r) is not None for r in replies)}
+               "motives": motives, "unfit_motives": unfit, "replies": len(replies), "repeating_replies": sum(repeated_labels(r) is not None for r in replies)}
     if example["kind"] == "multi_turn":  # one person per conversation: said who they are in 2+ turns
         summary["identity_restated"] = sum(bool(IDENTITY.search(t)) for t in texts) > 1
     if linker is not None:  # its registry says which calls are reads
@@ -388,6 +391,29 @@ def unused_reads(example: Mapping[str, Any], registry: Any) -> list[dict[str, An
     return found
 
 
+def unfit_motives(example: Mapping[str, Any]) -> tuple[int, int]:
+    """(user turns giving one of the example's apps' motives, how many of them give it with a
+    request it is not declared to fit): "make sure the car is locked for the night" before a
+    wheel alignment. A turn's requests are its ground-truth calls of the chain's tools (its
+    lookups are the assistant's doing), else all its calls; the motives and what each fits are
+    the apps' data/intents files (``Intents.fits``)."""
+    found = [i for i in (intents_of(s) for s in example.get("servers", ())) if i is not None]
+    fits = {m: i.fits.get(m, frozenset()) for i in found for m in i.motives}
+    chain = set((example.get("chain") or {}).get("tools", ()))
+    users = [str(m.get("content") or "") for m in example.get("messages", ()) if m.get("role") == "user"]
+    turns = example.get("turns", ())
+    given = unfit = 0
+    for k, text in enumerate(users):
+        said = [m for m in fits if m in text]
+        if not said or k >= len(turns):
+            continue
+        calls = [str(c.get("name")) for c in turns[k].get("calls", ())]
+        asked = {c for c in calls if c in chain} or set(calls)
+        given += 1
+        unfit += not any(asked <= fits[m] for m in said)
+    return given, unfit
+
+
 def _object_lists(node: Any) -> Iterable[list[dict[str, Any]]]:
     """Every list of objects in a result (a search's slots, a listing's records), outermost first."""
     if isinstance(node, dict):
@@ -484,7 +510,7 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     calls = redundant = 0
     conversations = restated = 0
     unused = persons = same_person = offered_n = multi_server = distractors = with_distractors = 0
-    picks_n = unoffered_n = replies_n = repeating_n = 0
+    picks_n = unoffered_n = replies_n = repeating_n = motives_n = unfit_n = 0
     uncarried: int | None = None
     raw_kinds: Counter[str] = Counter()
     for s in summaries:
@@ -494,6 +520,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         unused += int(s.get("unused_reads", 0))
         picks_n += int(s.get("picks", 0))
         replies_n += int(s.get("replies", 0))
+        motives_n += int(s.get("motives", 0))
+        unfit_n += int(s.get("unfit_motives", 0))
         repeating_n += int(s.get("repeating_replies", 0))
         unoffered_n += int(s.get("unoffered_picks", 0))
         if s.get("one_person") is not None:
@@ -536,6 +564,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "unshown_result_share": round(unshown / refs, 4) if refs else None,
         "picks": picks_n,
         "replies": replies_n,
+        "motives_given": motives_n,
+        "unfit_motive_share": round(unfit_n / motives_n, 4) if motives_n else None,
         "repeated_label_share": round(repeating_n / replies_n, 4) if replies_n else None,
         "unoffered_pick_share": round(unoffered_n / picks_n, 4) if picks_n else None,
         "entity_coherence": round(linked / judged, 4) if judged else None,
@@ -624,6 +654,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             return f"{value:.1%} of {report['persona_judged']}"
         if key == "distractors_per_example" and value is not None:
             return f"{value:.2f}"
+        if key == "unfit_motive_share" and value is not None:
+            return f"{value:.1%} of {report['motives_given']}"
         if key == "repeated_label_share" and value is not None:
             return f"{value:.1%} of {report['replies']}"
         if key == "unoffered_pick_share" and value is not None:
@@ -647,6 +679,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             ("turns with \"from before\" / \"from that list\" / \"you just found\"", "style_marks.back_reference"),
             ("turns with a polite marker", "style_marks.polite"),
             ("turns giving a motive", "style_marks.motive"),
+            ("motives given with a request they are not declared to fit (data/intents motives)",
+             "unfit_motive_share"),
             ("turns with broken template text (\"?.\", \"Please What's\")", "style_marks.broken_text"),
             ("turns with a template slip (\"1 guests\", \"Unread only? yes\", \"a none post\")",
              "style_marks.template_slip"),
