@@ -18,8 +18,14 @@ from prove.env.registry import Registry, load_registry
 from prove.graph.chains import Edge
 from prove.synth import phrasing as P
 from prove.synth.intents import check_intents, load_intents
-from prove.synth.planner import Attempt, Draft, Mention, Planned, Planner
-from prove.synth.quality import repeated_labels, unfit_motives, unoffered_picks
+from prove.synth.plan_results import fed_from, find_key
+from prove.synth.planner import Attempt, Draft, Mention, Planned, Planner, _one_of_many
+from prove.synth.quality import (
+    ambiguous_references,
+    repeated_labels,
+    unfit_motives,
+    unoffered_picks,
+)
 
 SLOTS = {"city": "Copenhagen", "next_offset": None, "slots": [
     {"center_id": "CTR-0002", "center_name": "Voltara Service Copenhagen", "start": f"2026-05-{d}T{h}"}
@@ -187,3 +193,50 @@ def test_the_card_counts_motives_given_with_a_request_they_do_not_fit() -> None:
     assert unfit_motives(_motive_example(["book_vehicle_service"])) == (1, 1)
     assert unfit_motives(_motive_example(["lock_vehicle"])) == (1, 0)
     assert unfit_motives({**_motive_example(["lock_vehicle"]), "messages": [{"role": "user", "content": "Lock it."}]}) == (0, 0)
+
+
+LEADS = {"leads": [{"lead_id": f"LEAD-00{20 + n}", "name": name, "status": status, "company": "Vertex"}
+                   for n, (name, status) in enumerate([("Ines Bauer", "contacted"), ("Greta Costa", "qualified"),
+                                                       ("Elena Yilmaz", "contacted"), ("Ines Moreau", "new")])],
+         "next_offset": None}
+
+
+def test_one_lead_left_of_four_is_picked_out_by_what_tells_it_apart() -> None:
+    shown = find_key(LEADS, "lead_id")
+    left = [shown[2]]  # the errors and the world left one: fed_from calls it "this lead"
+    fed = fed_from(left, "lead_id", random.Random(0))
+    assert fed.kind == "result-single"
+    told = _one_of_many(fed, left[0], shown, {"name": "name"})
+    assert (told.kind, told.value, told.info["descr"]) == ("result-item", "LEAD-0022", "Elena Yilmaz")
+    assert "Elena Yilmaz" in P.mention("lead_id", told.value, told.kind, random.Random(0), **told.info)
+    nameless = {"leads": [{"lead_id": x["lead_id"], "company": "Vertex"} for x in LEADS["leads"]]}
+    shown = find_key(nameless, "lead_id")
+    assert _one_of_many(fed_from([shown[0]], "lead_id", random.Random(0)), shown[0], shown, {}).kind \
+        == "result-ordinal"  # nothing tells it apart but being the first
+
+
+def _lead_example(said: str, lead: str, acted: str | None = None) -> dict[str, Any]:
+    calls = [{"name": "list_leads", "arguments": {}}]
+    if acted:
+        calls.append({"name": "convert_lead", "arguments": {"lead_id": acted}})
+    msgs = [{"role": "user", "content": "Show me my leads" + (", and convert Greta Costa." if acted else ".")},
+            {"role": "tool", "content": json.dumps(LEADS)}]
+    if acted:
+        msgs.append({"role": "tool", "content": json.dumps({"lead_id": acted, "status": "converted"})})
+    msgs += [{"role": "user", "content": said},
+             {"role": "tool", "content": json.dumps({"lead_id": lead, "status": "qualified"})}]
+    return {"turns": [{"calls": calls}, {"calls": [{"name": "qualify_lead", "arguments": {"lead_id": lead}}]}],
+            "messages": msgs}
+
+
+@pytest.mark.parametrize(("said", "lead", "acted", "counts"), [
+    ("I spoke to this lead; they're qualified.", "LEAD-0020", None, (1, 1)),
+    ("I spoke to Ines Bauer; she's qualified.", "LEAD-0020", None, (1, 0)),
+    ("I spoke to the first one; qualified.", "LEAD-0020", None, (1, 0)),
+    ("I spoke to the new one; qualified.", "LEAD-0023", None, (1, 0)),  # only Ines Moreau is new
+    ("I spoke to this lead; they're qualified.", "LEAD-0021", "LEAD-0021", (1, 0)),  # in focus
+    ("I spoke to this lead; they're qualified.", "LEAD-0020", "LEAD-0021", (2, 1)),  # another one
+])
+def test_the_card_counts_references_into_a_listing_that_do_not_say_which(
+        said: str, lead: str, acted: str | None, counts: tuple[int, int]) -> None:
+    assert ambiguous_references(_lead_example(said, lead, acted)) == counts

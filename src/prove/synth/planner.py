@@ -23,6 +23,7 @@ infeasible on this seed. Deterministic: every draw uses the example's own random
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -30,7 +31,7 @@ from prove.env.state import canonical_json
 from prove.env.tool import ToolSpec
 from prove.env.types import entity_values
 from prove.graph.chains import Edge
-from prove.graph.features import PAGING
+from prove.graph.features import PAGING, singular
 from prove.synth import phrasing as P
 from prove.synth.evidence import ACTING_PARAMS
 from prove.synth.intents import placeholders, tool_intents
@@ -46,7 +47,10 @@ from prove.synth.plan_lookup import (
     pick_named,
 )
 from prove.synth.plan_results import (
+    Fed,
+    Hit,
     base_schema,
+    descriptor,
     fed_from,
     feeds_all,
     field_name,
@@ -157,6 +161,22 @@ def _leaf_entity(spec: ToolSpec, result: Any, value: Any) -> str | None:
     """The entity kind `spec`'s output schema declares `value` is, where `result` holds it as an id."""
     return next((k for k, v in entity_values(result, spec.output_schema or {}) if repr(v) == repr(value)),
                 None)
+
+
+def _one_of_many(fed: Fed, hit: Hit, shown: list[Hit], naming: dict[str, str]) -> Fed:
+    """The one object the errors and the conversation's world leave (`hit`) out of a listing that
+    showed several (`shown`): "this lead" would not say which of the four, so the user picks it
+    out by what tells it apart from all of them, or as the first one when it is; else unchanged."""
+    if hit.item is not None:
+        descr = descriptor(hit.item, hit.siblings or [], hit.value)
+        if descr is not None:
+            owner = re.findall(r"(\w+)\[\d+\]", hit.path)
+            return Fed(hit.value, "result-item", {**fed.info, "descr_field": descr.field, "descr": descr.text,
+                                                  "descr_how": naming.get(descr.field),
+                                                  "item": P.entity_of(singular(owner[-1])) if owner else ""})
+    if shown and repr(shown[0].value) == repr(hit.value):
+        return Fed(hit.value, "result-ordinal", fed.info)
+    return fed
 
 
 def _param_schema(spec: ToolSpec, param: str) -> dict[str, Any]:
@@ -464,6 +484,7 @@ class Planner:
             return None
         name = field_name(edge.field or param)
         hits = find_key(src.result, name) or find_key(src.result, param)
+        shown = hits
         schema = _param_schema(spec, param)
         want = value_type(schema)
         hits = [h for h in hits if want in (None, "string") and isinstance(h.value, str)
@@ -482,8 +503,10 @@ class Planner:
         if not hits:
             return None
         made = self.reg.tool(src.tool)
-        fed = fed_from(hits, name, self.rng, P.ResultFields.of(made).naming,
-                       _leaf_entity(made, src.result, hits[0].value))
+        naming = P.ResultFields.of(made).naming
+        fed = fed_from(hits, name, self.rng, naming, _leaf_entity(made, src.result, hits[0].value))
+        if fed.kind == "result-single" and len({repr(h.value) for h in shown}) > 1:
+            fed = _one_of_many(fed, hits[0], shown, naming)
         return Mention(param, fed.kind, [fed.value] if schema.get("type") == "array" else fed.value,
                        fed.info)
 

@@ -35,6 +35,8 @@ Measures (each computed identically on both sides):
 - **unoffered picks** (PROVE only): of the bookings that take a listed object (a slot, a room
   type), the share giving a value the listing did not offer or the search did not ask for
   (``unoffered_picks``);
+- **vague references** (PROVE only): of the call arguments that take one object of an earlier
+  listing of several, the share the user's words so far do not pick out (``ambiguous_references``);
 - **unfit motives** (PROVE only): of the user turns giving one of the apps' motives, the share
   giving it with a request it is not declared to fit (``unfit_motives``);
 - **repeated labels** (PROVE only): share of assistant replies writing one label ``REPEATS`` or more
@@ -80,13 +82,13 @@ from prove.synth.evidence import (
     successful_tool_messages,
 )
 from prove.synth.intents import copied_run, intents_of, word_runs
-from prove.synth.phrasing import picks
+from prove.synth.phrasing import picks, say_date
 from prove.synth.plan_lookup import carried
 from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
            "VARIETY_WORDS", "quality_markdown", "flat_report", "STYLE_MARKS", "style_marks", "ACKNOWLEDGEMENTS",
-           "acknowledges", "unshown_references", "unoffered_picks", "repeated_labels", "REPEATS", "unfit_motives", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
+           "acknowledges", "unshown_references", "unoffered_picks", "repeated_labels", "REPEATS", "unfit_motives", "ambiguous_references", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
            "quote_conversation", "quote_sample", "main"]
 
 VARIETY_WORDS = 10_000
@@ -270,11 +272,12 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     refs, unshown = unshown_references(example["messages"])
     takes, unoffered = unoffered_picks(example)
     motives, unfit = unfit_motives(example)
+    listed_refs, vague_refs = ambiguous_references(example)
     replies = [str(m.get("content") or "") for m in example["messages"]
                if m.get("role") == "assistant" and m.get("content")]
     summary = {"user_texts": texts, "copied": copied, "coherent": coherent, "result_refs": refs,
                "unshown_refs": unshown, "picks": takes, "unoffered_picks": unoffered,
-               "motives": motives, "unfit_motives": unfit, "replies": len(replies), "repeating_replies": sum(repeated_labels(r) is not None for r in replies)}
+               "listed_refs": listed_refs, "vague_refs": vague_refs, "motives": motives, "unfit_motives": unfit, "replies": len(replies), "repeating_replies": sum(repeated_labels(r) is not None for r in replies)}
     if example["kind"] == "multi_turn":  # one person per conversation: said who they are in 2+ turns
         summary["identity_restated"] = sum(bool(IDENTITY.search(t)) for t in texts) > 1
     if linker is not None:  # its registry says which calls are reads
@@ -414,6 +417,56 @@ def unfit_motives(example: Mapping[str, Any]) -> tuple[int, int]:
     return given, unfit
 
 
+_ORDINAL = re.compile(r"\b(?:first|second|third|last|top|latest|newest|oldest|earliest|cheapest|only)\b", re.I)
+
+
+def ambiguous_references(example: Mapping[str, Any]) -> tuple[int, int]:
+    """(ground-truth call arguments that take one object of an earlier multi-object listing, how
+    many of them the user's words so far do not say which: neither the id, nor a value of the
+    object's that its siblings do not share (a date as people write it too), nor an ordinal such
+    as "the first"). "I spoke to this lead" after four leads is one; an object an earlier call
+    acted on or a record shown on its own holds is in focus and not counted, nor is a value every
+    listed object shares (the repository of all its issues)."""
+    gt = ground_truth_calls(example)
+    results = successful_tool_messages(example)
+    if len(gt) != len(results):
+        return 0, 0
+    users = [str(m.get("content") or "") for m in example.get("messages", ()) if m.get("role") == "user"]
+    refs = vague = 0
+    acted: set[str] = set()
+    for n, (k, _, call) in enumerate(gt):
+        args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+        text = " ".join(users[:k + 1])  # what the user has said so far (an answer to a question too)
+        for param, value in args.items():
+            if not isinstance(value, str) or not STYLE_MARKS["raw_id"].fullmatch(value) or value in acted:
+                continue
+            for _, result in results[:n]:
+                hit = next(((o, objects) for objects in _object_lists(result) if len(objects) > 1
+                            for o in objects if o.get(param) == value
+                            and len({json.dumps(x.get(param)) for x in objects}) > 1), None)
+                if hit is None:
+                    continue
+                obj, objects = hit
+                own = {v for v in obj.values() if isinstance(v, str) and len(v) >= 3
+                       and not all(x.get(k2) == v for x in objects for k2 in obj if obj.get(k2) == v)}
+                own |= {say_date(v) for v in own} | {v.replace("_", " ") for v in own}  # as people write them
+                refs += 1
+                vague += not (value in text or _ORDINAL.search(text)
+                              or any(v.lower() in text.lower() for v in own))
+                break
+        acted |= {v for v in args.values() if isinstance(v, str)}
+        acted |= _record_strings(results[n][1])  # a record shown on its own is in focus
+    return refs, vague
+
+
+def _record_strings(node: Any) -> set[str]:
+    """The strings of a result's records outside any list (a get's record and what it nests)."""
+    if isinstance(node, dict):
+        return set().union(*(_record_strings(v) if isinstance(v, dict) else
+                             ({v} if isinstance(v, str) else set()) for v in node.values()))
+    return set()
+
+
 def _object_lists(node: Any) -> Iterable[list[dict[str, Any]]]:
     """Every list of objects in a result (a search's slots, a listing's records), outermost first."""
     if isinstance(node, dict):
@@ -510,7 +563,7 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     calls = redundant = 0
     conversations = restated = 0
     unused = persons = same_person = offered_n = multi_server = distractors = with_distractors = 0
-    picks_n = unoffered_n = replies_n = repeating_n = motives_n = unfit_n = 0
+    picks_n = unoffered_n = replies_n = repeating_n = motives_n = unfit_n = listed_n = vague_n = 0
     uncarried: int | None = None
     raw_kinds: Counter[str] = Counter()
     for s in summaries:
@@ -521,7 +574,9 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         picks_n += int(s.get("picks", 0))
         replies_n += int(s.get("replies", 0))
         motives_n += int(s.get("motives", 0))
-        unfit_n += int(s.get("unfit_motives", 0))
+        listed_n += int(s.get("listed_refs", 0))
+        vague_n += int(s.get("vague_refs", 0))
+        unfit_n += int(s.get("unfit_motives", "ambiguous_references", 0))
         repeating_n += int(s.get("repeating_replies", 0))
         unoffered_n += int(s.get("unoffered_picks", 0))
         if s.get("one_person") is not None:
@@ -565,6 +620,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "picks": picks_n,
         "replies": replies_n,
         "motives_given": motives_n,
+        "listed_references": listed_n,
+        "vague_reference_share": round(vague_n / listed_n, 4) if listed_n else None,
         "unfit_motive_share": round(unfit_n / motives_n, 4) if motives_n else None,
         "repeated_label_share": round(repeating_n / replies_n, 4) if replies_n else None,
         "unoffered_pick_share": round(unoffered_n / picks_n, 4) if picks_n else None,
@@ -654,6 +711,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             return f"{value:.1%} of {report['persona_judged']}"
         if key == "distractors_per_example" and value is not None:
             return f"{value:.2f}"
+        if key == "vague_reference_share" and value is not None:
+            return f"{value:.1%} of {report['listed_references']}"
         if key == "unfit_motive_share" and value is not None:
             return f"{value:.1%} of {report['motives_given']}"
         if key == "repeated_label_share" and value is not None:
@@ -687,6 +746,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             ("follow-up turns opened by a canned acknowledgement", "acknowledgement_opener_share"),
             ("follow-up references to a tool result's value that no assistant reply showed",
              "unshown_result_share"),
+            ("calls taking one object of a multi-object listing the user never said which (\"this lead\" of four)",
+             "vague_reference_share"),
             (f"assistant replies writing one label {REPEATS}+ times (\"center CTR-0002 (...)\" again and again)",
              "repeated_label_share"),
             ("bookings of a listed thing with a value the listing did not offer (a slot the search did not return)",
