@@ -22,7 +22,11 @@ from prove.synth.plan_results import fed_from, find_key
 from prove.synth.planner import Attempt, Draft, Mention, Planned, Planner, _one_of_many
 from prove.synth.quality import (
     ambiguous_references,
+    quality_markdown,
+    quality_report,
     repeated_labels,
+    self_names,
+    turn_summary,
     unfit_motives,
     unoffered_picks,
 )
@@ -240,3 +244,30 @@ def _lead_example(said: str, lead: str, acted: str | None = None) -> dict[str, A
 def test_the_card_counts_references_into_a_listing_that_do_not_say_which(
         said: str, lead: str, acted: str | None, counts: tuple[int, int]) -> None:
     assert ambiguous_references(_lead_example(said, lead, acted)) == counts
+
+
+def test_the_name_a_user_gave_on_one_app_is_the_name_looked_up_on_another() -> None:
+    registry = load_registry().subset(["messaging", "socialfeed"])
+    said = Planned(0, "list_chat_conversations", {"user_id": "USR-0002"},
+                   [Mention("user_id", "named", "USR-0002",
+                            {"descr_field": "display_name", "descr": "Noah Garcia", "lookup": "search_chat_users"})])
+    planner = _planner(registry, said)
+    assert planner._names_elsewhere("socialfeed") == {"Noah Garcia"}
+    assert planner._names_elsewhere("messaging") == frozenset()  # on its own app it is no constraint
+    planner.by_step[0] = Planned(0, "list_chat_conversations", {"user_id": "USR-0002"},
+                                 [Mention("user_id", "named", "USR-0002",
+                                          {"descr_field": "handle", "descr": "noah_garcia"})])
+    assert planner._names_elsewhere("socialfeed") == frozenset()  # a handle is not a name
+
+
+def test_the_card_reports_every_new_measure_beside_its_count() -> None:
+    one = _lead_example("I'm Noah Garcia. I spoke to this lead.", "LEAD-0020")
+    one["kind"], one["servers"] = "multi_turn", ["crm"]
+    two = {**one, "messages": [*one["messages"], {"role": "user", "content": "This is Hiro Varga."}]}
+    assert self_names(two) == {"Noah Garcia", "Hiro Varga"}
+    report = quality_report([turn_summary(one), turn_summary(two)])
+    assert report["two_names_share"] == 0.5 and report["named_self"] == 2
+    assert report["vague_reference_share"] == 1.0 and report["listed_references"] == 2
+    assert report["repeated_label_share"] is None and report["unoffered_pick_share"] is None
+    table = "\n".join(quality_markdown(report, None))
+    assert "50.0% of 2" in table and "100.0% of 2" in table

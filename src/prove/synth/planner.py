@@ -67,6 +67,7 @@ __all__ = ["LOOKUP_RATE", "Mention", "Planned", "Planner", "Resolvers", "ToolPar
 
 LOOKUP_RATE = 1.0  # how often an id the user supplies is named instead, where a listing resolves it
 CARRIED_SHARE = 0.5  # of that, for an id people carry (an order number: `plan_lookup.CARRIED_KINDS`)
+_NAME_FIELDS = ("name", "full_name", "display_name")  # the fields a person is named by
 HOPS = 2  # how many things a lookup may go through that the user names too (user -> chat -> message)
 
 
@@ -603,6 +604,8 @@ class Planner:
                           *draft.lookups.values()]}
         pick = Pick(kind, schema["type"], draft.args, self._belongs(spec, draft.args),
                     at.lessons.tried.get(param, set()), allowed)
+        selves = self._names_elsewhere(spec.server) if param in ACTING_PARAMS or param in speaking(spec) \
+            else frozenset()
         for resolver in self.resolvers(self.reg.server(spec.server), kind):
             listing = self.reg.tool(resolver.tool)
             scoping = listing_arguments(listing, self.params(listing), known)
@@ -618,6 +621,8 @@ class Planner:
                         continue
                     result = logged["result"]
                 hits = find_key(result, resolver.id_field)
+                if selves:  # who the user said they are elsewhere: the same person here, or no name
+                    hits = [h for h in hits if strings(h.item) & selves]
                 named = pick_named(hits, pick, self.rng)
                 if named is None:
                     continue
@@ -635,6 +640,19 @@ class Planner:
             del draft.lookups[key]
         draft.mentions[:] = [m for m in draft.mentions if m.info.get("scopes") != param]
         return None
+
+    def _names_elsewhere(self, server: str) -> frozenset[str]:
+        """The names the user gave themself on the conversation's other servers ("I'm Noah
+        Garcia" on messaging): one person keeps one name, so a lookup of who they are on `server`
+        names the same person or no one (the user then gives their id)."""
+        out = set()
+        for p in self.by_step.values():
+            for m in p.mentions:
+                tool = self.reg.tool(m.info.get("scope_tool") or p.tool)
+                if tool.server != server and m.kind == "named" and m.info.get("descr_field") in _NAME_FIELDS \
+                        and (m.param in ACTING_PARAMS or m.param in speaking(tool)):
+                    out.add(str(m.info["descr"]))
+        return frozenset(out)
 
     def _hop(self, at: Attempt, param: str, listing: ToolSpec, draft: Draft, hops: int,
              known: dict[str, Any]) -> list[dict[str, Any]]:

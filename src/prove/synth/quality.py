@@ -52,6 +52,8 @@ Measures (each computed identically on both sides):
 - **non-minimal steps** (PROVE only): ground-truth reads no later call or assistant reply uses
   (no value the read brought appears in a later call's arguments or a later reply), beside the reads
   whose result an earlier result already held (``redundant_reads``);
+- **two names** (PROVE only): of the conversations whose user gives themself a full name ("I'm
+  Noah Garcia"), the share giving two (``self_names``: one person across a conversation's apps);
 - **offered tools** (PROVE only): share of examples offering tools of two or more servers (by the
   servers the offered tools belong to, distractors included), share offering distractors, and
   distractor tools per example.
@@ -88,7 +90,7 @@ from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
            "VARIETY_WORDS", "quality_markdown", "flat_report", "STYLE_MARKS", "style_marks", "ACKNOWLEDGEMENTS",
-           "acknowledges", "unshown_references", "unoffered_picks", "repeated_labels", "REPEATS", "unfit_motives", "ambiguous_references", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
+           "acknowledges", "unshown_references", "unoffered_picks", "repeated_labels", "REPEATS", "unfit_motives", "ambiguous_references", "self_names", "SELF_NAME", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
            "quote_conversation", "quote_sample", "main"]
 
 VARIETY_WORDS = 10_000
@@ -273,11 +275,12 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     takes, unoffered = unoffered_picks(example)
     motives, unfit = unfit_motives(example)
     listed_refs, vague_refs = ambiguous_references(example)
+    names = self_names(example)
     replies = [str(m.get("content") or "") for m in example["messages"]
                if m.get("role") == "assistant" and m.get("content")]
     summary = {"user_texts": texts, "copied": copied, "coherent": coherent, "result_refs": refs,
                "unshown_refs": unshown, "picks": takes, "unoffered_picks": unoffered,
-               "listed_refs": listed_refs, "vague_refs": vague_refs, "motives": motives, "unfit_motives": unfit, "replies": len(replies), "repeating_replies": sum(repeated_labels(r) is not None for r in replies)}
+               "named_self": bool(names), "two_names": len(names) > 1, "listed_refs": listed_refs, "vague_refs": vague_refs, "motives": motives, "unfit_motives": unfit, "replies": len(replies), "repeating_replies": sum(repeated_labels(r) is not None for r in replies)}
     if example["kind"] == "multi_turn":  # one person per conversation: said who they are in 2+ turns
         summary["identity_restated"] = sum(bool(IDENTITY.search(t)) for t in texts) > 1
     if linker is not None:  # its registry says which calls are reads
@@ -467,6 +470,16 @@ def _record_strings(node: Any) -> set[str]:
     return set()
 
 
+SELF_NAME = re.compile(r"\b(?:I'm|I am|[Tt]his is|(?:signed|logged) in as)\s+([A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+)\b")
+"""A user saying who they are by a full name ("I'm Noah Garcia", "signed in as Hiro Varga")."""
+
+
+def self_names(example: Mapping[str, Any]) -> set[str]:
+    """The full names the user gives themself in a conversation (one person keeps one name)."""
+    return {m.group(1) for msg in example.get("messages", ()) if msg.get("role") == "user"
+            for m in SELF_NAME.finditer(str(msg.get("content") or ""))}
+
+
 def _object_lists(node: Any) -> Iterable[list[dict[str, Any]]]:
     """Every list of objects in a result (a search's slots, a listing's records), outermost first."""
     if isinstance(node, dict):
@@ -564,6 +577,7 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     conversations = restated = 0
     unused = persons = same_person = offered_n = multi_server = distractors = with_distractors = 0
     picks_n = unoffered_n = replies_n = repeating_n = motives_n = unfit_n = listed_n = vague_n = 0
+    named_n = two_names_n = 0
     uncarried: int | None = None
     raw_kinds: Counter[str] = Counter()
     for s in summaries:
@@ -575,8 +589,10 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         replies_n += int(s.get("replies", 0))
         motives_n += int(s.get("motives", 0))
         listed_n += int(s.get("listed_refs", 0))
+        named_n += bool(s.get("named_self"))
+        two_names_n += bool(s.get("two_names"))
         vague_n += int(s.get("vague_refs", 0))
-        unfit_n += int(s.get("unfit_motives", "ambiguous_references", 0))
+        unfit_n += int(s.get("unfit_motives", 0))
         repeating_n += int(s.get("repeating_replies", 0))
         unoffered_n += int(s.get("unoffered_picks", 0))
         if s.get("one_person") is not None:
@@ -621,6 +637,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "replies": replies_n,
         "motives_given": motives_n,
         "listed_references": listed_n,
+        "named_self": named_n,
+        "two_names_share": round(two_names_n / named_n, 4) if named_n else None,
         "vague_reference_share": round(vague_n / listed_n, 4) if listed_n else None,
         "unfit_motive_share": round(unfit_n / motives_n, 4) if motives_n else None,
         "repeated_label_share": round(repeating_n / replies_n, 4) if replies_n else None,
@@ -711,6 +729,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             return f"{value:.1%} of {report['persona_judged']}"
         if key == "distractors_per_example" and value is not None:
             return f"{value:.2f}"
+        if key == "two_names_share" and value is not None:
+            return f"{value:.1%} of {report['named_self']}"
         if key == "vague_reference_share" and value is not None:
             return f"{value:.1%} of {report['listed_references']}"
         if key == "unfit_motive_share" and value is not None:
@@ -757,6 +777,8 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             ("ground-truth reads whose result the conversation already showed", "redundant_read_share"),
             ("ground-truth reads no later call or reply uses (non-minimal steps)", "unused_read_share"),
             ("multi-turn conversations whose calls act as one person (persona consistency)", "one_person_share"),
+            ("conversations whose user gives themself two names (\"I'm Noah Garcia\" ... \"I'm Hiro Varga\")",
+             "two_names_share"),
             ("examples offering tools of 2+ servers", "offered_multi_server_share"),
             ("examples offering distractor tools", "offered_with_distractors_share"),
             ("distractor tools offered per example", "distractors_per_example")]
