@@ -271,3 +271,26 @@ def test_the_card_reports_every_new_measure_beside_its_count() -> None:
     assert report["repeated_label_share"] is None and report["unoffered_pick_share"] is None
     table = "\n".join(quality_markdown(report, None))
     assert "50.0% of 2" in table and "100.0% of 2" in table
+
+
+@pytest.mark.parametrize(("brief", "polite"), [(True, False), (False, True), (False, False)])
+def test_a_persona_opens_a_request_its_own_way_and_keeps_it_grammatical(brief: bool, polite: bool) -> None:
+    persona = P.Persona(None, brief=brief, polite=polite, typos=False)
+    rng = random.Random(0)
+    thing = {P.vary_opener("Show me the bookings for May. Thanks.", persona, rng) for _ in range(60)}
+    assert len(thing) >= 2 and "Show me the bookings for May. Thanks." in thing  # kept now and then
+    for said in thing:
+        assert said.endswith(" Thanks.") and "the bookings for May" in said
+        assert said.startswith("Could I see") == ("May? Thanks." in said)  # a question asks
+    clause = {P.vary_opener("Show me how much I spent.", persona, rng) for _ in range(60)}
+    assert all(t.endswith("how much I spent.") for t in clause)
+    assert not any(t.startswith(("Pull up", "Bring up", "Get me")) for t in clause)  # "Pull up how" is no English
+    assert P.vary_opener("How much did I spend?", persona, rng) == "How much did I spend?"
+
+
+def test_openers_vary_over_many_requests() -> None:
+    rng = random.Random(1)
+    people = [P.draw_persona(rng) for _ in range(200)]
+    said = [P.speak(p, "Show me the open tickets.", rng, first=False) for p in people]
+    share = sum(s.startswith("Show me") for s in said) / len(said)
+    assert 0.2 < share < 0.6  # one opening in every request was 100%

@@ -35,7 +35,7 @@ __all__ = [
     "clarify_question", "supply_text", "abstain_reply", "domain_of",
     "GENERIC_OFF_TOPIC", "system_prompt", "enum_words", "fill_request", "join_requests", "LINKS",
     "describe_result", "describe_item", "pick_out", "agree", "only_words", "say_date", "say_value", "drop_identity",
-    "Persona", "draw_persona", "speak", "typo", "wants_motive", "SPEAKER", "PICKING", "picks",
+    "Persona", "draw_persona", "speak", "typo", "wants_motive", "SPEAKER", "PICKING", "picks", "vary_opener",
 ]
 
 _PREPOSITIONS = {"from", "to", "in", "on", "at", "by", "for", "with", "into", "since", "until"}
@@ -962,13 +962,60 @@ _THANKS = (" Thanks!", " Thank you.", " Thanks in advance.", " Thanks a lot.", "
 _LATER_THANKS = (" Thanks.", " Thank you.", " Thanks!", " Cheers, thanks.")
 
 
+_THING = r"(?=(?:the|my|all|every|any|a|an|this|that|those|these|our|recent|last|each)\b)"
+_OPENERS: tuple[tuple[re.Pattern[str], dict[str, tuple[str, ...]]], ...] = (
+    # (how a request opens, {persona style: other ways that person opens it}); each keeps the
+    # sentence grammatical: what follows is the same noun phrase or clause
+    (re.compile(r"^Show me " + _THING), {"brief": ("Pull up ", "Bring up ", "Get me "),
+                                          "polite": ("I'd like to see ", "Could I see "),
+                                          "plain": ("Let me see ", "I want to see ", "Pull up ")}),
+    (re.compile(r"^Show me "), {"brief": ("Let me see ",), "polite": ("I'd like to see ",),
+                                "plain": ("Let me see ", "I want to see ")}),
+    (re.compile(r"^Show the "), {"brief": ("Pull up the ", "Bring up the "), "polite": ("I'd like to see the ",),
+                                 "plain": ("Let me see the ", "Pull up the ")}),
+    (re.compile(r"^Tell me "), {"brief": ("Let me know ",), "polite": ("I'd like to know ",),
+                                "plain": ("Let me know ", "I'd like to know ")}),
+    (re.compile(r"^Give me " + _THING), {"brief": ("Get me ",), "polite": ("I'd like ",),
+                                          "plain": ("Get me ", "I'd like ")}),
+    (re.compile(r"^I need " + _THING), {"brief": ("Need ",), "polite": ("I'd like ",),
+                                         "plain": ("I'd like ",)}),
+    (re.compile(r"^I want " + _THING), {"brief": ("Want ",), "polite": ("I'd like ",),
+                                         "plain": ("I'd like ",)}),
+)
+_KEEP_OPENER = 0.4  # how often a request keeps the opening its template wrote
+_ASKING = ("Could I see ",)  # openers that make the sentence a question
+
+
+def vary_opener(text: str, persona: Persona, rng: random.Random) -> str:
+    """A request's opening as this persona says it: "Show me the bookings" stays, or reads "Pull
+    up the bookings" (brief), "I'd like to see the bookings" (polite), "Let me see the bookings";
+    only where the words after the opening are a noun phrase or clause that every alternative
+    takes (so "Show me how ..." never becomes "Pull up how ..."). A question opener ends its
+    first sentence with "?"."""
+    for pattern, by_style in _OPENERS:
+        if not pattern.search(text):
+            continue
+        if rng.random() < _KEEP_OPENER:
+            return text
+        style = "brief" if persona.brief else "polite" if persona.polite else "plain"
+        new = rng.choice(by_style[style])
+        head = pattern.search(text)
+        assert head is not None
+        out = new + text[len(head.group(0)):]
+        if new in _ASKING:
+            end = re.search(r"[.!](?=\s|$)", out)
+            out = out[:end.start()] + "?" + out[end.end():] if end else out
+        return out
+    return text
+
+
 def speak(persona: Persona, text: str, rng: random.Random, first: bool,
           motive: str | None = None) -> str:
     """A request as this persona says it: a chatty one greets at the start; the reason given with
     it (`motive`, a sentence of the app's: "I'm planning my budget for next month.", when the
     caller has one for this turn: see ``wants_motive``) before or after it; a polite one thanks;
-    the name is said at most once, in the first turn."""
-    out = text
+    the name is said at most once, in the first turn; the opening as they say it (``vary_opener``)."""
+    out = vary_opener(text, persona, rng)
     if motive:
         out = motive + " " + out if rng.random() < 0.5 else out + " " + motive
     if first and not persona.brief and rng.random() < 0.35:
