@@ -76,6 +76,10 @@ def test_a_booking_takes_a_slot_the_search_returned_and_what_it_searched_for(reg
     assert draft.words["service_type"] == "wheel alignment"
     assert {m.param: m.value for m in draft.mentions} == draft.args
     assert draft.args["vehicle_id"] == "VEH-0018" and draft.args["user_id"] == "USR-0013"  # ids stay
+    start = next(m for m in draft.mentions if m.param == "start")
+    said = P.fill_request("I'll take the {start} slot.", [("start", start.kind, start.value, start.info)],
+                          {}, random.Random(0))
+    assert said == f"I'll take the {P.say_date(start.value)} slot."  # as the reply showed it
 
 
 def test_a_slot_the_search_returned_is_kept_and_a_rejected_one_is_not_drawn(registry: Registry) -> None:

@@ -369,6 +369,8 @@ def mention(param: str, value: Any, kind: str, rng: random.Random, **info: Any) 
     if kind == "result-single":
         return rng.choice((f"that {ent}", f"this {ent}", f"the same {ent}"))
     text = render_value(value)
+    if info.get("from_listing") and isinstance(value, str) and _DATE.match(value):
+        return say_date(value)  # a slot as the reply showed it: "May 21 at 10:00"
     if kind == "id":  # "account ID ACC-0003"; a natural key reads as itself ("repo acme/web")
         if entity and _ID_VALUE.match(text) and rng.random() < 0.3:
             return f"{name} ID {text}"
@@ -735,6 +737,8 @@ def _short_mention(param: str, value: Any, kind: str, declared: str | None, rng:
             return only_words(param, bool(value))
         return "yes" if value else "no"
     text = render_value(value)
+    if info.get("from_listing") and isinstance(value, str) and _DATE.match(value):
+        return say_date(value)  # a slot as the reply showed it: "May 21 at 10:00"
     if kind == "id":
         return f"{noun} {text}" if entity and "@" not in text and rng.random() < 0.35 else text
     if kind == "text":
