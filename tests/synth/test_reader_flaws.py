@@ -298,3 +298,10 @@ def test_openers_vary_over_many_requests() -> None:
     said = [P.speak(p, "Show me the open tickets.", rng, first=False) for p in people]
     share = sum(s.startswith("Show me") for s in said) / len(said)
     assert 0.2 < share < 0.6  # one opening in every request was 100%
+
+
+def test_a_thing_picked_out_by_its_owner_is_the_owners() -> None:
+    rng = random.Random(0)
+    assert {P.pick_out("mailbox", "owner", "Amara Haddad", rng) for _ in range(10)} == {"Amara Haddad's mailbox"}
+    assert "the Amara Haddad one" not in {P.pick_out("mailbox", "display_name", "Amara Haddad", rng) for _ in range(20)}
+    assert P.pick_out("user", "display_name", "Amara Haddad", rng) != "Amara Haddad's user"  # a person is themself

@@ -286,6 +286,8 @@ def _person(noun: str) -> bool:
 
 
 _FULL_NAME = re.compile(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+")
+_OWNER_FIELDS = frozenset({"owner", "owner_name", "holder", "account_holder", "display_name", "full_name"})
+"""Fields of a thing that name the person it belongs to (a mailbox's owner)."""
 
 
 def _alone(noun: str, how: str | None, descr: str) -> bool:
@@ -323,6 +325,8 @@ def pick_out(noun: str, field: str, descr: str, rng: random.Random, how: str | N
         return rng.choice((f"the {noun} in {descr}", f"the {descr} {noun}"))
     if field in ("code", "sku") or re.search(r"\d", descr):
         return rng.choice((f"{noun} {descr}", f"the {noun} {descr}"))
+    if field in _OWNER_FIELDS and _FULL_NAME.fullmatch(descr) and not _person(noun):
+        return f"{descr}'s {noun}"  # a mailbox by its owner: "Amara Haddad's mailbox", not "the Amara Haddad one"
     words = say_value(field, descr)
     if len(words.split()) <= 3:
         return rng.choice((f"the {words} {noun}", f"the {words} one"))
