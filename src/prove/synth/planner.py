@@ -168,15 +168,16 @@ def _one_of_many(fed: Fed, hit: Hit, shown: list[Hit], naming: dict[str, str]) -
     """The one object the errors and the conversation's world leave (`hit`) out of a listing that
     showed several (`shown`): "this lead" would not say which of the four, so the user picks it
     out by what tells it apart from all of them, or as the first one when it is; else unchanged."""
-    if hit.item is not None:
-        descr = descriptor(hit.item, hit.siblings or [], hit.value)
-        if descr is not None:
-            owner = re.findall(r"(\w+)\[\d+\]", hit.path)
-            return Fed(hit.value, "result-item", {**fed.info, "descr_field": descr.field, "descr": descr.text,
-                                                  "descr_how": naming.get(descr.field),
-                                                  "item": P.entity_of(singular(owner[-1])) if owner else ""})
-    if shown and repr(shown[0].value) == repr(hit.value):
-        return Fed(hit.value, "result-ordinal", fed.info)
+    if hit.item is None or not hit.siblings or len(hit.siblings) < 2:
+        return fed  # not one object of a listing of several (a page's watcher ids): nothing to pick from
+    descr = descriptor(hit.item, hit.siblings, hit.value)
+    if descr is not None:
+        owner = re.findall(r"(\w+)\[\d+\]", hit.path)
+        return Fed(hit.value, "result-item", {**fed.info, "descr_field": descr.field, "descr": descr.text,
+                                              "descr_how": naming.get(descr.field),
+                                              "item": P.entity_of(singular(owner[-1])) if owner else ""})
+    if shown[0].siblings is hit.siblings and repr(shown[0].value) == repr(hit.value):
+        return Fed(hit.value, "result-ordinal", fed.info)  # the first of the listing
     return fed
 
 
