@@ -18,8 +18,9 @@ what the function does). For each tool:
   `on`, `enabled`, ...) reads "on"/"off" and needs none.
 
 Per server, ``off_tool``: requests a user of that app would plausibly make that no tool serves;
-``motives``: reasons a user of that app gives for what they ask ("I'm planning my budget for next
-month."), sentences that fit any of its requests, said now and then by a chatty persona.
+``motives``: reasons a user of that app gives for what they ask, each with the tools whose requests
+it fits (``{say: "I want to make sure the car is locked for the night.", fits: [lock_vehicle, ...]}``),
+said now and then by a chatty persona with a turn whose every request it fits (``motives_for``).
 `check_intents` states the rules (placeholders name real parameters, no run of five or more words
 copied from the tool's description, enough variety); tests/synth/test_intents.py runs it.
 """
@@ -27,7 +28,7 @@ copied from the tool's description, enough variety); tests/synth/test_intents.py
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
@@ -78,9 +79,15 @@ class Intents:
     off_tool: tuple[str, ...]
     path: Path
     motives: tuple[str, ...] = ()
+    fits: Mapping[str, frozenset[str]] = field(default_factory=dict)  # motive -> the tools it fits
 
     def requests(self, tool: str) -> tuple[str, ...]:
         return self.tools[tool].ask if tool in self.tools else ()
+
+    def motives_for(self, tools: Iterable[str]) -> tuple[str, ...]:
+        """The motives declared to fit every one of `tools` (a turn's requests), in file order."""
+        wanted = set(tools)
+        return tuple(m for m in self.motives if wanted and wanted <= self.fits.get(m, frozenset()))
 
 
 def placeholders(text: str) -> list[str]:
@@ -145,8 +152,26 @@ def load_intents(server: str, directory: str | None = None) -> Intents:
                   for p, v in (entry.get("text") or {}).items()},
             flags=flags,
         )
-    motives = _strings(data["motives"], f"{path}: motives") if "motives" in data else ()
-    return Intents(server, tools, _strings(data.get("off_tool"), f"{path}: off_tool"), path, motives)
+    motives, fits = _motives(data.get("motives"), f"{path}: motives")
+    return Intents(server, tools, _strings(data.get("off_tool"), f"{path}: off_tool"), path, motives, fits)
+
+
+def _motives(value: Any, where: str) -> tuple[tuple[str, ...], dict[str, frozenset[str]]]:
+    """The motives of a file, each ``{say: "<sentence>", fits: [<tool>, ...]}``: the reason and the
+    requests it fits (a reason is given only with a request it is declared for)."""
+    if value is None:
+        return (), {}
+    if not isinstance(value, list):
+        raise ValueError(f"{where} must be a list of {{say: <sentence>, fits: [<tool>, ...]}}")
+    texts, fits = [], {}
+    for n, entry in enumerate(value):
+        if not isinstance(entry, dict) or set(entry) != {"say", "fits"}:
+            raise ValueError(f"{where}[{n}] must be a mapping with keys say (the reason) and fits (the "
+                             f"tools whose requests it fits), not {entry!r}")
+        say = _strings([entry["say"]], f"{where}[{n}].say")[0]
+        texts.append(say)
+        fits[say] = frozenset(_strings(entry["fits"], f"{where}[{n}].fits"))
+    return tuple(texts), fits
 
 
 def intents_of(server: str) -> Intents | None:
@@ -242,6 +267,8 @@ def check_intents(server: ServerSpec, intents: Intents, registry: Registry | Non
     for text in intents.motives:
         if placeholders(text) or not text.rstrip().endswith((".", "!")):
             problems.append(f"{where}: a motive is one plain sentence, no placeholders: {text}")
+        for extra in sorted(intents.fits.get(text, frozenset()) - names):
+            problems.append(f"{where}: motive '{text}' fits '{extra}', which is not a tool of {server.name}")
     return problems
 
 

@@ -35,7 +35,7 @@ __all__ = [
     "clarify_question", "supply_text", "abstain_reply", "domain_of",
     "GENERIC_OFF_TOPIC", "system_prompt", "enum_words", "fill_request", "join_requests", "LINKS",
     "describe_result", "describe_item", "pick_out", "agree", "only_words", "say_date", "say_value", "drop_identity",
-    "Persona", "draw_persona", "speak", "typo", "wants_motive", "SPEAKER",
+    "Persona", "draw_persona", "speak", "typo", "wants_motive", "SPEAKER", "PICKING", "picks", "vary_opener",
 ]
 
 _PREPOSITIONS = {"from", "to", "in", "on", "at", "by", "for", "with", "into", "since", "until"}
@@ -65,6 +65,17 @@ _VERBS: dict[str, tuple[str, ...]] = {
 }
 _CREATING = {"create", "add", "book", "reserve", "schedule", "make", "open", "request", "write",
              "log", "start", "submit", "post", "send"}
+
+PICKING = frozenset({"book", "reserve"})
+"""Verbs of a tool that takes one of the things a search listed (a slot, a room type): every value
+the user gives for it that the listed object holds (not an id: that points elsewhere) comes from
+that object."""
+
+
+def picks(tool: str) -> bool:
+    """Whether `tool` (by its leading verb, ``PICKING``) takes one of the things a search listed."""
+    return tool.split("_", 1)[0] in PICKING
+
 
 _FIRST_FRAMES = (
     "Could you {s}?", "Can you {s}?", "Please {s}.", "I need you to {s}.", "I'd like you to {s}.",
@@ -276,6 +287,8 @@ def _person(noun: str) -> bool:
 
 
 _FULL_NAME = re.compile(r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+")
+_OWNER_FIELDS = frozenset({"owner", "owner_name", "holder", "account_holder", "display_name", "full_name"})
+"""Fields of a thing that name the person it belongs to (a mailbox's owner)."""
 
 
 def _alone(noun: str, how: str | None, descr: str) -> bool:
@@ -313,6 +326,8 @@ def pick_out(noun: str, field: str, descr: str, rng: random.Random, how: str | N
         return rng.choice((f"the {noun} in {descr}", f"the {descr} {noun}"))
     if field in ("code", "sku") or re.search(r"\d", descr):
         return rng.choice((f"{noun} {descr}", f"the {noun} {descr}"))
+    if field in _OWNER_FIELDS and _FULL_NAME.fullmatch(descr) and not _person(noun):
+        return f"{descr}'s {noun}"  # a mailbox by its owner: "Amara Haddad's mailbox", not "the Amara Haddad one"
     words = say_value(field, descr)
     if len(words.split()) <= 3:
         return rng.choice((f"the {words} {noun}", f"the {words} one"))
@@ -357,6 +372,8 @@ def mention(param: str, value: Any, kind: str, rng: random.Random, **info: Any) 
     if kind == "result-single":
         return rng.choice((f"that {ent}", f"this {ent}", f"the same {ent}"))
     text = render_value(value)
+    if info.get("from_listing") and isinstance(value, str) and _DATE.match(value):
+        return say_date(value)  # a slot as the reply showed it: "May 21 at 10:00"
     if kind == "id":  # "account ID ACC-0003"; a natural key reads as itself ("repo acme/web")
         if entity and _ID_VALUE.match(text) and rng.random() < 0.3:
             return f"{name} ID {text}"
@@ -476,6 +493,49 @@ def describe_item(item: Mapping[str, Any], also: Sequence[str] = (), limit: int 
     """One listed object as a reader sees it: its name (or title, or number) and a few details,
     `also` (fields a later turn picks it out by) always among them: "Everyday (checking, balance
     $1,240.50)". `fields` are its result's declarations (what names it, what is money)."""
+    label, details = _item_words(item, also, limit, fields)
+    return f"{label} ({', '.join(details)})" if details else label
+
+
+def _grouped(described: Sequence[tuple[str, list[str]]]) -> list[str]:
+    """Listed objects as a reply writes them, each label once: objects that share a label (eleven
+    slots of one service center) are one entry, the label then what tells each apart, a field
+    name they all open with said once ("center CTR-0002 (start May 20 at 08:00; May 20 at
+    10:00)"), in the order the label first came."""
+    groups: dict[str, list[list[str]]] = {}
+    for label, details in described:
+        groups.setdefault(label, []).append(details)
+    out = []
+    for label, many in groups.items():
+        if len(many) == 1:
+            out.append(f"{label} ({', '.join(many[0])})" if many[0] else label)
+            continue
+        texts = [", ".join(d) for d in many if d]
+        if not texts:
+            out.append(f"{label} ({len(many)} of them)")
+            continue
+        texts = list(dict.fromkeys(texts))
+        lead = _common_key(texts)  # "start" once: "(start May 20 at 08:00; May 20 at 10:00)"
+        if lead:
+            texts = [texts[0]] + [t[len(lead) + 1:] for t in texts[1:]]
+        out.append(f"{label} ({'; '.join(texts)})")
+    return out
+
+
+def _common_key(texts: Sequence[str]) -> str:
+    """The field name every one of `texts` opens with ("start", "occurrence start"), or ''."""
+    split = [t.split() for t in texts]
+    lead: list[str] = []
+    for words in zip(*split, strict=False):
+        if len(set(words)) != 1 or not re.fullmatch(r"[a-z]+", words[0]):
+            break
+        lead.append(words[0])
+    return " ".join(lead) if all(len(w) > len(lead) for w in split) else ""
+
+
+def _item_words(item: Mapping[str, Any], also: Sequence[str], limit: int,
+                fields: ResultFields | None) -> tuple[str, list[str]]:
+    """`describe_item`'s label and details, apart."""
     fields = fields if fields is not None else ResultFields()
     for inner in [v for v in item.values() if isinstance(v, dict)]:  # {"artifact": {...}, "status": ..}
         item = {**inner, **{k: v for k, v in item.items() if not isinstance(v, dict)}}
@@ -493,7 +553,7 @@ def describe_item(item: Mapping[str, Any], also: Sequence[str] = (), limit: int 
             details.append(d)
     if label is None:
         label, details = (details[0], details[1:]) if details else ("one item", [])
-    return f"{label} ({', '.join(details)})" if details else label
+    return label, details
 
 
 def _listed(result: Any) -> tuple[str, list[dict[str, Any]]] | None:
@@ -547,7 +607,7 @@ def describe_result(spec: ToolSpec, result: Any, rng: random.Random,
             return rng.choice((f"I couldn't find any {what}.", f"There are no {what} that match.",
                                f"Nothing came up: no {what}."))
         keep = [i for i, it in enumerate(items) if i < _SHOWN_ITEMS or _show(it, show) is not None]
-        parts = [describe_item(items[i], _show(items[i], show) or (), fields=fields) for i in keep]
+        parts = _grouped([_item_words(items[i], _show(items[i], show) or (), 2, fields) for i in keep])
         head = (rng.choice((f"I found one of them: {parts[0]}.", f"There's just one: {parts[0]}."))
                 if len(items) == 1 else
                 rng.choice((f"I found {len(items)} {what}: {_join(parts)}.",
@@ -583,7 +643,7 @@ def _inner_lists(record: Mapping[str, Any], show: Mapping[str, Sequence[str]],
         if not isinstance(value, list) or not value or not all(isinstance(v, dict) for v in value):
             continue
         keep = [it for i, it in enumerate(value) if i < 3 or _show(it, show) is not None]
-        parts = [describe_item(it, _show(it, show) or (), fields=fields) for it in keep]
+        parts = _grouped([_item_words(it, _show(it, show) or (), 2, fields) for it in keep])
         what = humanize(key)
         more = f", and {len(value) - len(keep)} more" if len(value) > len(keep) else ""
         out.append(f"{what[:1].upper() + what[1:]}: {_join(parts)}{more}.")
@@ -677,6 +737,8 @@ def _short_mention(param: str, value: Any, kind: str, declared: str | None, rng:
             return only_words(param, bool(value))
         return "yes" if value else "no"
     text = render_value(value)
+    if info.get("from_listing") and isinstance(value, str) and _DATE.match(value):
+        return say_date(value)  # a slot as the reply showed it: "May 21 at 10:00"
     if kind == "id":
         return f"{noun} {text}" if entity and "@" not in text and rng.random() < 0.35 else text
     if kind == "text":
@@ -904,13 +966,60 @@ _THANKS = (" Thanks!", " Thank you.", " Thanks in advance.", " Thanks a lot.", "
 _LATER_THANKS = (" Thanks.", " Thank you.", " Thanks!", " Cheers, thanks.")
 
 
+_THING = r"(?=(?:the|my|all|every|any|a|an|this|that|those|these|our|recent|last|each)\b)"
+_OPENERS: tuple[tuple[re.Pattern[str], dict[str, tuple[str, ...]]], ...] = (
+    # (how a request opens, {persona style: other ways that person opens it}); each keeps the
+    # sentence grammatical: what follows is the same noun phrase or clause
+    (re.compile(r"^Show me " + _THING), {"brief": ("Pull up ", "Bring up ", "Get me "),
+                                          "polite": ("I'd like to see ", "Could I see "),
+                                          "plain": ("Let me see ", "I want to see ", "Pull up ")}),
+    (re.compile(r"^Show me "), {"brief": ("Let me see ",), "polite": ("I'd like to see ",),
+                                "plain": ("Let me see ", "I want to see ")}),
+    (re.compile(r"^Show the "), {"brief": ("Pull up the ", "Bring up the "), "polite": ("I'd like to see the ",),
+                                 "plain": ("Let me see the ", "Pull up the ")}),
+    (re.compile(r"^Tell me "), {"brief": ("Let me know ",), "polite": ("I'd like to know ",),
+                                "plain": ("Let me know ", "I'd like to know ")}),
+    (re.compile(r"^Give me " + _THING), {"brief": ("Get me ",), "polite": ("I'd like ",),
+                                          "plain": ("Get me ", "I'd like ")}),
+    (re.compile(r"^I need " + _THING), {"brief": ("Need ",), "polite": ("I'd like ",),
+                                         "plain": ("I'd like ",)}),
+    (re.compile(r"^I want " + _THING), {"brief": ("Want ",), "polite": ("I'd like ",),
+                                         "plain": ("I'd like ",)}),
+)
+_KEEP_OPENER = 0.4  # how often a request keeps the opening its template wrote
+_ASKING = ("Could I see ",)  # openers that make the sentence a question
+
+
+def vary_opener(text: str, persona: Persona, rng: random.Random) -> str:
+    """A request's opening as this persona says it: "Show me the bookings" stays, or reads "Pull
+    up the bookings" (brief), "I'd like to see the bookings" (polite), "Let me see the bookings";
+    only where the words after the opening are a noun phrase or clause that every alternative
+    takes (so "Show me how ..." never becomes "Pull up how ..."). A question opener ends its
+    first sentence with "?"."""
+    for pattern, by_style in _OPENERS:
+        if not pattern.search(text):
+            continue
+        if rng.random() < _KEEP_OPENER:
+            return text
+        style = "brief" if persona.brief else "polite" if persona.polite else "plain"
+        new = rng.choice(by_style[style])
+        head = pattern.search(text)
+        assert head is not None
+        out = new + text[len(head.group(0)):]
+        if new in _ASKING:
+            end = re.search(r"[.!](?=\s|$)", out)
+            out = out[:end.start()] + "?" + out[end.end():] if end else out
+        return out
+    return text
+
+
 def speak(persona: Persona, text: str, rng: random.Random, first: bool,
           motive: str | None = None) -> str:
     """A request as this persona says it: a chatty one greets at the start; the reason given with
     it (`motive`, a sentence of the app's: "I'm planning my budget for next month.", when the
     caller has one for this turn: see ``wants_motive``) before or after it; a polite one thanks;
-    the name is said at most once, in the first turn."""
-    out = text
+    the name is said at most once, in the first turn; the opening as they say it (``vary_opener``)."""
+    out = vary_opener(text, persona, rng)
     if motive:
         out = motive + " " + out if rng.random() < 0.5 else out + " " + motive
     if first and not persona.brief and rng.random() < 0.35:

@@ -23,6 +23,7 @@ infeasible on this seed. Deterministic: every draw uses the example's own random
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -30,8 +31,9 @@ from prove.env.state import canonical_json
 from prove.env.tool import ToolSpec
 from prove.env.types import entity_values
 from prove.graph.chains import Edge
-from prove.graph.features import PAGING
+from prove.graph.features import PAGING, singular
 from prove.synth import phrasing as P
+from prove.synth.evidence import ACTING_PARAMS
 from prove.synth.intents import placeholders, tool_intents
 from prove.synth.machine import Conversation, Infeasible, State, TurnSpec
 from prove.synth.phrasing import SPEAKER
@@ -45,7 +47,10 @@ from prove.synth.plan_lookup import (
     pick_named,
 )
 from prove.synth.plan_results import (
+    Fed,
+    Hit,
     base_schema,
+    descriptor,
     fed_from,
     feeds_all,
     field_name,
@@ -62,6 +67,7 @@ __all__ = ["LOOKUP_RATE", "Mention", "Planned", "Planner", "Resolvers", "ToolPar
 
 LOOKUP_RATE = 1.0  # how often an id the user supplies is named instead, where a listing resolves it
 CARRIED_SHARE = 0.5  # of that, for an id people carry (an order number: `plan_lookup.CARRIED_KINDS`)
+_NAME_FIELDS = ("name", "full_name", "display_name")  # the fields a person is named by
 HOPS = 2  # how many things a lookup may go through that the user names too (user -> chat -> message)
 
 
@@ -156,6 +162,23 @@ def _leaf_entity(spec: ToolSpec, result: Any, value: Any) -> str | None:
     """The entity kind `spec`'s output schema declares `value` is, where `result` holds it as an id."""
     return next((k for k, v in entity_values(result, spec.output_schema or {}) if repr(v) == repr(value)),
                 None)
+
+
+def _one_of_many(fed: Fed, hit: Hit, shown: list[Hit], naming: dict[str, str]) -> Fed:
+    """The one object the errors and the conversation's world leave (`hit`) out of a listing that
+    showed several (`shown`): "this lead" would not say which of the four, so the user picks it
+    out by what tells it apart from all of them, or as the first one when it is; else unchanged."""
+    if hit.item is None or not hit.siblings or len(hit.siblings) < 2:
+        return fed  # not one object of a listing of several (a page's watcher ids): nothing to pick from
+    descr = descriptor(hit.item, hit.siblings, hit.value)
+    if descr is not None:
+        owner = re.findall(r"(\w+)\[\d+\]", hit.path)
+        return Fed(hit.value, "result-item", {**fed.info, "descr_field": descr.field, "descr": descr.text,
+                                              "descr_how": naming.get(descr.field),
+                                              "item": P.entity_of(singular(owner[-1])) if owner else ""})
+    if shown[0].siblings is hit.siblings and repr(shown[0].value) == repr(hit.value):
+        return Fed(hit.value, "result-ordinal", fed.info)  # the first of the listing
+    return fed
 
 
 def _param_schema(spec: ToolSpec, param: str) -> dict[str, Any]:
@@ -394,8 +417,65 @@ class Planner:
                     return None
                 continue
             draft.add(got)
+        self._picked_with(at, draft)
         return Planned(at.step, spec.name, draft.args, _declared(spec, draft.mentions), draft.words,
                        intent=at.intent, template=template, lookups=draft.lookups)
+
+    def _picked_with(self, at: Attempt, draft: Draft) -> None:
+        """A booking of something a search listed (`P.picks`: "I'll take the 10:00 slot") keeps
+        what the search asked for and takes every value the picked object holds from that object:
+        a value the user gives that an earlier read on the server was given under the same name
+        (the service type, the dates, the party size) is that one; a parameter that the listed
+        objects holding the fed value (the center's slots) also hold (the slot's start) is drawn
+        among theirs, never a value the search did not return. Ids and who acts are left alone."""
+        spec = at.spec
+        if not P.picks(spec.name):
+            return
+        for n, other in enumerate(draft.mentions):  # what the search asked for, the booking takes
+            q = other.param
+            if other.kind not in ("value", "enum", "number") or q.endswith("_id") \
+                    or q in ACTING_PARAMS or q in at.lessons.pinned:
+                continue
+            for s in sorted(self.by_step, reverse=True):
+                before = self.by_step[s]
+                if self.reg.tool(before.tool).server != spec.server or P.picks(before.tool):
+                    continue
+                said = next((b for b in before.mentions if b.param == q
+                             and b.kind in ("value", "enum", "number")), None)
+                if said is not None:
+                    if said.value != other.value and repr(said.value) not in at.lessons.tried.get(q, ()):
+                        draft.args[q] = said.value
+                        draft.words.pop(q, None)
+                        if said.kind == "enum" and said.info.get("words"):
+                            draft.words[q] = said.info["words"]
+                        draft.mentions[n] = Mention(q, said.kind, said.value,
+                                                    {k: v for k, v in said.info.items() if k != "repeat"})
+                    break
+        fed = [m for m in draft.mentions if m.kind.startswith("result") and m.param in at.feeds
+               and m.param not in ACTING_PARAMS]  # who books is not what they take
+        for m in fed:
+            src = self.by_step.get(at.feeds[m.param].source)
+            if src is None:
+                continue
+            name = field_name(at.feeds[m.param].field or m.param)
+            value = m.value[0] if isinstance(m.value, list) and m.value else m.value
+            items = [h.item for h in find_key(src.result, name) or find_key(src.result, m.param)
+                     if h.item is not None and h.value == value]
+            for n, other in enumerate(draft.mentions):
+                q = other.param
+                if other.kind.startswith("result") or other.kind == "named" or q == m.param \
+                        or q.endswith("_id") or q in at.lessons.pinned:
+                    continue
+                offered = [it[q] for it in items if isinstance(it.get(q), (str, int, float))
+                           and not isinstance(it.get(q), bool)]
+                bad = at.lessons.tried.get(q, set())
+                offered = [v for v in dict.fromkeys(offered) if repr(v) not in bad]
+                if not offered or draft.args.get(q) in offered:
+                    continue
+                picked = self.rng.choice(offered)
+                draft.args[q] = picked
+                draft.words.pop(q, None)
+                draft.mentions[n] = Mention(q, "value", picked, {"from_listing": True})
 
     def _fed(self, at: Attempt, param: str) -> Mention | None:
         """The value an earlier result gives `param` along the chain's edge, among those the
@@ -406,6 +486,7 @@ class Planner:
             return None
         name = field_name(edge.field or param)
         hits = find_key(src.result, name) or find_key(src.result, param)
+        shown = hits
         schema = _param_schema(spec, param)
         want = value_type(schema)
         hits = [h for h in hits if want in (None, "string") and isinstance(h.value, str)
@@ -424,9 +505,11 @@ class Planner:
         if not hits:
             return None
         made = self.reg.tool(src.tool)
-        fed = fed_from(hits, name, self.rng, P.ResultFields.of(made).naming,
-                       _leaf_entity(made, src.result, hits[0].value),
+        naming = P.ResultFields.of(made).naming
+        fed = fed_from(hits, name, self.rng, naming, _leaf_entity(made, src.result, hits[0].value),
                        self.resolvers.own_kinds(self.reg.server(made.server), made.name))
+        if fed.kind == "result-single" and len({repr(h.value) for h in shown}) > 1:
+            fed = _one_of_many(fed, hits[0], shown, naming)
         return Mention(param, fed.kind, [fed.value] if schema.get("type") == "array" else fed.value,
                        fed.info)
 
@@ -523,6 +606,8 @@ class Planner:
                           *draft.lookups.values()]}
         pick = Pick(kind, schema["type"], draft.args, self._belongs(spec, draft.args),
                     at.lessons.tried.get(param, set()), allowed)
+        selves = self._names_elsewhere(spec.server) if param in ACTING_PARAMS or param in speaking(spec) \
+            else frozenset()
         for resolver in self.resolvers(self.reg.server(spec.server), kind):
             listing = self.reg.tool(resolver.tool)
             scoping = listing_arguments(listing, self.params(listing), known)
@@ -538,6 +623,8 @@ class Planner:
                         continue
                     result = logged["result"]
                 hits = find_key(result, resolver.id_field)
+                if selves:  # who the user said they are elsewhere: the same person here, or no name
+                    hits = [h for h in hits if strings(h.item) & selves]
                 named = pick_named(hits, pick, self.rng)
                 if named is None:
                     continue
@@ -555,6 +642,19 @@ class Planner:
             del draft.lookups[key]
         draft.mentions[:] = [m for m in draft.mentions if m.info.get("scopes") != param]
         return None
+
+    def _names_elsewhere(self, server: str) -> frozenset[str]:
+        """The names the user gave themself on the conversation's other servers ("I'm Noah
+        Garcia" on messaging): one person keeps one name, so a lookup of who they are on `server`
+        names the same person or no one (the user then gives their id)."""
+        out = set()
+        for p in self.by_step.values():
+            for m in p.mentions:
+                tool = self.reg.tool(m.info.get("scope_tool") or p.tool)
+                if tool.server != server and m.kind == "named" and m.info.get("descr_field") in _NAME_FIELDS \
+                        and (m.param in ACTING_PARAMS or m.param in speaking(tool)):
+                    out.add(str(m.info["descr"]))
+        return frozenset(out)
 
     def _hop(self, at: Attempt, param: str, listing: ToolSpec, draft: Draft, hops: int,
              known: dict[str, Any]) -> list[dict[str, Any]]:

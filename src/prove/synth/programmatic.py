@@ -252,8 +252,9 @@ class ProgrammaticTeacher:
         if spec.kind == "act" and not convo.scratch.get("motive_given") and plans \
                 and P.wants_motive(persona, rng, first=k == 0):
             found = intents_of(convo.env.registry.tool(plans[0].tool).server)
-            if found is not None and found.motives:
-                motive = rng.choice(found.motives)
+            fitting = found.motives_for(p.intent or p.tool for p in plans) if found is not None else ()
+            if fitting:  # a reason declared for every request of the turn (data/intents motives)
+                motive = rng.choice(fitting)
                 convo.scratch["motive_given"] = True
         return P.speak(persona, text, rng, first=k == 0, motive=motive)
 

@@ -32,6 +32,15 @@ Measures (each computed identically on both sides):
   user turns' references to an item by a value an earlier tool result held (a quoted '...' or
   "..." value no earlier user turn wrote; contractions are not quotes), the share that no earlier
   assistant reply showed: the user refers to something only the model saw;
+- **unoffered picks** (PROVE only): of the bookings that take a listed object (a slot, a room
+  type), the share giving a value the listing did not offer or the search did not ask for
+  (``unoffered_picks``);
+- **vague references** (PROVE only): of the call arguments that take one object of an earlier
+  listing of several, the share the user's words so far do not pick out (``ambiguous_references``);
+- **unfit motives** (PROVE only): of the user turns giving one of the apps' motives, the share
+  giving it with a request it is not declared to fit (``unfit_motives``);
+- **repeated labels** (PROVE only): share of assistant replies writing one label ``REPEATS`` or more
+  times before details ("center CTR-0002 (...)" once per slot: ``repeated_labels``);
 - **entity coherence** (PROVE only; BFCL states hold no linked entity ids): share of multi-turn
   conversations (naming two or more ids) whose ids (the ground-truth arguments that declare an
   entity kind and exist in the seed's initial state) are linked in that state: connected when two
@@ -43,6 +52,8 @@ Measures (each computed identically on both sides):
 - **non-minimal steps** (PROVE only): ground-truth reads no later call or assistant reply uses
   (no value the read brought appears in a later call's arguments or a later reply), beside the reads
   whose result an earlier result already held (``redundant_reads``);
+- **two names** (PROVE only): of the conversations whose user gives themself a full name ("I'm
+  Noah Garcia"), the share giving two (``self_names``: one person across a conversation's apps);
 - **offered tools** (PROVE only): share of examples offering tools of two or more servers (by the
   servers the offered tools belong to, distractors included), share offering distractors, and
   distractor tools per example.
@@ -72,13 +83,14 @@ from prove.synth.evidence import (
     redundant_reads,
     successful_tool_messages,
 )
-from prove.synth.intents import copied_run, word_runs
+from prove.synth.intents import copied_run, intents_of, word_runs
+from prove.synth.phrasing import picks, say_date
 from prove.synth.plan_lookup import carried
 from prove.synth.sampling import StateLinks, param_kind
 
 __all__ = ["turn_summary", "quality_report", "bfcl_reference", "Linker", "opener", "lexical_variety",
            "VARIETY_WORDS", "quality_markdown", "flat_report", "STYLE_MARKS", "style_marks", "ACKNOWLEDGEMENTS",
-           "acknowledges", "unshown_references", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
+           "acknowledges", "unshown_references", "unoffered_picks", "repeated_labels", "REPEATS", "unfit_motives", "ambiguous_references", "self_names", "SELF_NAME", "unused_reads", "id_kinds", "two_people", "STATED", "one_person", "acting_ids", "ACTING_PARAMS",
            "quote_conversation", "quote_sample", "main"]
 
 VARIETY_WORDS = 10_000
@@ -182,6 +194,24 @@ def unshown_references(messages: Sequence[Mapping[str, Any]]) -> tuple[int, int]
     return refs, unshown
 
 
+_LABEL = re.compile(r"(?:^|: |, | and | — |; )([^,:;()—]{2,60}?) \(")
+"""A listed object's label in a written reply: the words before its details in parentheses."""
+_SENTENCE = re.compile(r"(?<=[.!])\s+(?=[A-Z])")
+REPEATS = 3
+"""A reply that writes one label this many times repeats itself ("center CTR-0002 (...)" eleven times)."""
+
+
+def repeated_labels(text: str) -> str | None:
+    """The label one sentence of a written reply repeats ``REPEATS`` or more times before details
+    in parentheses (it lists objects it does not tell apart by name), or None."""
+    for sentence in _SENTENCE.split(text):  # one listing per sentence; separate results may agree
+        counts = Counter(m.group(1).strip() for m in _LABEL.finditer(sentence))
+        label, n = counts.most_common(1)[0] if counts else ("", 0)
+        if n >= REPEATS:
+            return label
+    return None
+
+
 def _json_or_text(text: str) -> Any:
     try:
         return json.loads(text)
@@ -242,8 +272,15 @@ def turn_summary(example: Mapping[str, Any], linker: Linker | None = None) -> di
     copied = [copied_run(t, runs) is not None for t in texts]
     coherent = linker.coherent(example) if linker is not None and example["kind"] == "multi_turn" else None
     refs, unshown = unshown_references(example["messages"])
+    takes, unoffered = unoffered_picks(example)
+    motives, unfit = unfit_motives(example)
+    listed_refs, vague_refs = ambiguous_references(example)
+    names = self_names(example)
+    replies = [str(m.get("content") or "") for m in example["messages"]
+               if m.get("role") == "assistant" and m.get("content")]
     summary = {"user_texts": texts, "copied": copied, "coherent": coherent, "result_refs": refs,
-               "unshown_refs": unshown}
+               "unshown_refs": unshown, "picks": takes, "unoffered_picks": unoffered,
+               "named_self": bool(names), "two_names": len(names) > 1, "listed_refs": listed_refs, "vague_refs": vague_refs, "motives": motives, "unfit_motives": unfit, "replies": len(replies), "repeating_replies": sum(repeated_labels(r) is not None for r in replies)}
     if example["kind"] == "multi_turn":  # one person per conversation: said who they are in 2+ turns
         summary["identity_restated"] = sum(bool(IDENTITY.search(t)) for t in texts) > 1
     if linker is not None:  # its registry says which calls are reads
@@ -360,6 +397,154 @@ def unused_reads(example: Mapping[str, Any], registry: Any) -> list[dict[str, An
     return found
 
 
+def unfit_motives(example: Mapping[str, Any]) -> tuple[int, int]:
+    """(user turns giving one of the example's apps' motives, how many of them give it with a
+    request it is not declared to fit): "make sure the car is locked for the night" before a
+    wheel alignment. A turn's requests are its ground-truth calls of the chain's tools (its
+    lookups are the assistant's doing), else all its calls; the motives and what each fits are
+    the apps' data/intents files (``Intents.fits``)."""
+    found = [i for i in (intents_of(s) for s in example.get("servers", ())) if i is not None]
+    fits = {m: i.fits.get(m, frozenset()) for i in found for m in i.motives}
+    chain = set((example.get("chain") or {}).get("tools", ()))
+    users = [str(m.get("content") or "") for m in example.get("messages", ()) if m.get("role") == "user"]
+    turns = example.get("turns", ())
+    given = unfit = 0
+    for k, text in enumerate(users):
+        said = [m for m in fits if m in text]
+        if not said or k >= len(turns):
+            continue
+        calls = [str(c.get("name")) for c in turns[k].get("calls", ())]
+        asked = {c for c in calls if c in chain} or set(calls)
+        given += 1
+        unfit += not any(asked <= fits[m] for m in said)
+    return given, unfit
+
+
+_ORDINAL = re.compile(r"\b(?:first|second|third|last|top|latest|newest|oldest|earliest|cheapest|only)\b", re.I)
+
+
+def ambiguous_references(example: Mapping[str, Any]) -> tuple[int, int]:
+    """(ground-truth call arguments that take one object of an earlier multi-object listing, how
+    many of them the user's words so far do not say which: neither the id, nor a value of the
+    object's that its siblings do not share (a date as people write it too), nor an ordinal such
+    as "the first"). "I spoke to this lead" after four leads is one; an object an earlier call
+    acted on or a record shown on its own holds is in focus and not counted, nor is a value every
+    listed object shares (the repository of all its issues)."""
+    gt = ground_truth_calls(example)
+    results = successful_tool_messages(example)
+    if len(gt) != len(results):
+        return 0, 0
+    users = [str(m.get("content") or "") for m in example.get("messages", ()) if m.get("role") == "user"]
+    refs = vague = 0
+    acted: set[str] = set()
+    for n, (k, _, call) in enumerate(gt):
+        args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+        text = " ".join(users[:k + 1])  # what the user has said so far (an answer to a question too)
+        for param, value in args.items():
+            if not isinstance(value, str) or not STYLE_MARKS["raw_id"].fullmatch(value) or value in acted:
+                continue
+            for _, result in results[:n]:
+                hit = next(((o, objects) for objects in _object_lists(result) if len(objects) > 1
+                            for o in objects if o.get(param) == value
+                            and len({json.dumps(x.get(param)) for x in objects}) > 1), None)
+                if hit is None:
+                    continue
+                obj, objects = hit
+                own = {v for v in obj.values() if isinstance(v, str) and len(v) >= 3
+                       and not all(x.get(k2) == v for x in objects for k2 in obj if obj.get(k2) == v)}
+                own |= {say_date(v) for v in own} | {v.replace("_", " ") for v in own}  # as people write them
+                refs += 1
+                vague += not (value in text or _ORDINAL.search(text)
+                              or any(v.lower() in text.lower() for v in own))
+                break
+        acted |= {v for v in args.values() if isinstance(v, str)}
+        acted |= _record_strings(results[n][1])  # a record shown on its own is in focus
+    return refs, vague
+
+
+def _record_strings(node: Any) -> set[str]:
+    """The strings of a result's records outside any list (a get's record and what it nests)."""
+    if isinstance(node, dict):
+        return set().union(*(_record_strings(v) if isinstance(v, dict) else
+                             ({v} if isinstance(v, str) else set()) for v in node.values()))
+    return set()
+
+
+SELF_NAME = re.compile(r"\b(?:I'm|I am|[Tt]his is|(?:signed|logged) in as)\s+([A-Z][a-z'-]+(?: [A-Z][a-z'-]+)+)\b")
+"""A user saying who they are by a full name ("I'm Noah Garcia", "signed in as Hiro Varga")."""
+
+
+def self_names(example: Mapping[str, Any]) -> set[str]:
+    """The full names the user gives themself in a conversation (one person keeps one name)."""
+    return {m.group(1) for msg in example.get("messages", ()) if msg.get("role") == "user"
+            for m in SELF_NAME.finditer(str(msg.get("content") or ""))}
+
+
+def _object_lists(node: Any) -> Iterable[list[dict[str, Any]]]:
+    """Every list of objects in a result (a search's slots, a listing's records), outermost first."""
+    if isinstance(node, dict):
+        for v in node.values():
+            yield from _object_lists(v)
+    elif isinstance(node, list):
+        objects = [v for v in node if isinstance(v, dict)]
+        if objects:
+            yield objects
+        for v in node:
+            yield from _object_lists(v)
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def unoffered_picks(example: Mapping[str, Any]) -> tuple[int, int]:
+    """(ground-truth calls that take one of the things an earlier result listed, how many of them
+    give a value that no listed object of that kind offered). A call takes a listed object when it
+    is a booking (``phrasing.picks``: book_, reserve_) and one of its arguments (not who acts,
+    ``ACTING_PARAMS``) equals the same-named field of objects in an earlier result's list (the
+    center's slots); it gives an unoffered value when another argument, not an id, names a field
+    those objects hold (`start`) with a value none of them holds (a 2026-05-19 slot from a search
+    that ran from 2026-05-20), or a value other than an earlier read's argument of the same name
+    (an annual inspection booked from a search for wheel alignment; either makes it a taking)."""
+    gt = ground_truth_calls(example)
+    results = successful_tool_messages(example)
+    if len(gt) != len(results):
+        return 0, 0
+    takes = unoffered = 0
+    for n, (_, _, call) in enumerate(gt):
+        args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+        if not picks(str(call.get("name"))):
+            continue
+        took = bad = False
+        for _, _, before in gt[:n]:  # what an earlier search asked for under the same name
+            said = before.get("arguments") if isinstance(before.get("arguments"), dict) else {}
+            if picks(str(before.get("name"))):
+                continue
+            for q, given in args.items():
+                if q in said and not q.endswith("_id") and q not in ACTING_PARAMS \
+                        and _scalar(given) and _scalar(said[q]):
+                    took = True
+                    bad |= said[q] != given
+        for _, result in results[:n]:
+            for objects in _object_lists(result):
+                for param, value in args.items():
+                    if not isinstance(value, str) or len(value) < 3 or param in ACTING_PARAMS:
+                        continue  # who books is not what they take
+                    holding = [o for o in objects if o.get(param) == value]
+                    if not holding:
+                        continue
+                    took = True
+                    for q, given in args.items():
+                        if q == param or q.endswith("_id") or q in ACTING_PARAMS:
+                            continue  # an id points at another thing (the room an event moves to)
+                        offered = {json.dumps(o[q]) for o in holding if _scalar(o.get(q))}
+                        if offered and _scalar(given) and json.dumps(given) not in offered:
+                            bad = True
+        takes += took
+        unoffered += bad
+    return takes, unoffered
+
+
 def _scalars(node: Any) -> Iterable[Any]:
     if isinstance(node, dict):
         for v in node.values():
@@ -391,6 +576,8 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     calls = redundant = 0
     conversations = restated = 0
     unused = persons = same_person = offered_n = multi_server = distractors = with_distractors = 0
+    picks_n = unoffered_n = replies_n = repeating_n = motives_n = unfit_n = listed_n = vague_n = 0
+    named_n = two_names_n = 0
     uncarried: int | None = None
     raw_kinds: Counter[str] = Counter()
     for s in summaries:
@@ -398,6 +585,16 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             uncarried = (uncarried or 0) + int(s["uncarried_raw_id_turns"])
             raw_kinds.update(s["raw_id_kinds"])
         unused += int(s.get("unused_reads", 0))
+        picks_n += int(s.get("picks", 0))
+        replies_n += int(s.get("replies", 0))
+        motives_n += int(s.get("motives", 0))
+        listed_n += int(s.get("listed_refs", 0))
+        named_n += bool(s.get("named_self"))
+        two_names_n += bool(s.get("two_names"))
+        vague_n += int(s.get("vague_refs", 0))
+        unfit_n += int(s.get("unfit_motives", 0))
+        repeating_n += int(s.get("repeating_replies", 0))
+        unoffered_n += int(s.get("unoffered_picks", 0))
         if s.get("one_person") is not None:
             persons += 1
             same_person += bool(s["one_person"])
@@ -436,6 +633,16 @@ def quality_report(summaries: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "acknowledgement_opener_share": round(sum(map(acknowledges, followups)) / max(1, len(followups)), 4),
         "result_references": refs,
         "unshown_result_share": round(unshown / refs, 4) if refs else None,
+        "picks": picks_n,
+        "replies": replies_n,
+        "motives_given": motives_n,
+        "listed_references": listed_n,
+        "named_self": named_n,
+        "two_names_share": round(two_names_n / named_n, 4) if named_n else None,
+        "vague_reference_share": round(vague_n / listed_n, 4) if listed_n else None,
+        "unfit_motive_share": round(unfit_n / motives_n, 4) if motives_n else None,
+        "repeated_label_share": round(repeating_n / replies_n, 4) if replies_n else None,
+        "unoffered_pick_share": round(unoffered_n / picks_n, 4) if picks_n else None,
         "entity_coherence": round(linked / judged, 4) if judged else None,
         "identity_restated_share": round(restated / conversations, 4) if conversations else None,
         "ground_truth_calls": calls or None,
@@ -522,6 +729,16 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             return f"{value:.1%} of {report['persona_judged']}"
         if key == "distractors_per_example" and value is not None:
             return f"{value:.2f}"
+        if key == "two_names_share" and value is not None:
+            return f"{value:.1%} of {report['named_self']}"
+        if key == "vague_reference_share" and value is not None:
+            return f"{value:.1%} of {report['listed_references']}"
+        if key == "unfit_motive_share" and value is not None:
+            return f"{value:.1%} of {report['motives_given']}"
+        if key == "repeated_label_share" and value is not None:
+            return f"{value:.1%} of {report['replies']}"
+        if key == "unoffered_pick_share" and value is not None:
+            return f"{value:.1%} of {report['picks']}"
         if key == "unshown_result_share" and value is not None:
             return f"{value:.1%} of {report['result_references']}"
         if key == "words_per_turn":
@@ -541,17 +758,27 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             ("turns with \"from before\" / \"from that list\" / \"you just found\"", "style_marks.back_reference"),
             ("turns with a polite marker", "style_marks.polite"),
             ("turns giving a motive", "style_marks.motive"),
+            ("motives given with a request they are not declared to fit (data/intents motives)",
+             "unfit_motive_share"),
             ("turns with broken template text (\"?.\", \"Please What's\")", "style_marks.broken_text"),
             ("turns with a template slip (\"1 guests\", \"Unread only? yes\", \"a none post\")",
              "style_marks.template_slip"),
             ("follow-up turns opened by a canned acknowledgement", "acknowledgement_opener_share"),
             ("follow-up references to a tool result's value that no assistant reply showed",
              "unshown_result_share"),
+            ("calls taking one object of a multi-object listing the user never said which (\"this lead\" of four)",
+             "vague_reference_share"),
+            (f"assistant replies writing one label {REPEATS}+ times (\"center CTR-0002 (...)\" again and again)",
+             "repeated_label_share"),
+            ("bookings of a listed thing with a value the listing did not offer (a slot the search did not return)",
+             "unoffered_pick_share"),
             ("multi-turn conversations whose ids are linked in the state", "entity_coherence"),
             ("multi-turn conversations whose user says who they are in 2+ turns", "identity_restated_share"),
             ("ground-truth reads whose result the conversation already showed", "redundant_read_share"),
             ("ground-truth reads no later call or reply uses (non-minimal steps)", "unused_read_share"),
             ("multi-turn conversations whose calls act as one person (persona consistency)", "one_person_share"),
+            ("conversations whose user gives themself two names (\"I'm Noah Garcia\" ... \"I'm Hiro Varga\")",
+             "two_names_share"),
             ("examples offering tools of 2+ servers", "offered_multi_server_share"),
             ("examples offering distractor tools", "offered_with_distractors_share"),
             ("distractor tools offered per example", "distractors_per_example")]
