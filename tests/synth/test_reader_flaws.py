@@ -305,3 +305,29 @@ def test_a_thing_picked_out_by_its_owner_is_the_owners() -> None:
     assert {P.pick_out("mailbox", "owner", "Amara Haddad", rng) for _ in range(10)} == {"Amara Haddad's mailbox"}
     assert "the Amara Haddad one" not in {P.pick_out("mailbox", "display_name", "Amara Haddad", rng) for _ in range(20)}
     assert P.pick_out("user", "display_name", "Amara Haddad", rng) != "Amara Haddad's user"  # a person is themself
+
+
+def test_the_openai_teachers_motive_fits_the_first_turns_requests() -> None:
+    """The openai teacher drew its one reason from all of an app's motives, not from those declared
+    for the requests of the turn it is given with (the programmatic teacher's rule)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from prove.synth.intents import intents_of
+    from prove.synth.machine import TurnSpec
+    from prove.synth.openai_teacher import OpenAITeacher
+
+    teacher = OpenAITeacher("http://127.0.0.1:9/v1", "unused", client=object())
+    found = intents_of("vehicle")
+    seen = set()
+    for i in range(40):
+        for tools, steps, kind in (["lock_vehicle"], (0,), "act"), (["book_vehicle_service"], (0,), "act"), (
+                ["lock_vehicle", "set_valet_mode"], (0, 1), "act"), (["lock_vehicle"], (), "abstain"):
+            script = SimpleNamespace(example_id=f"prove-multi_turn-{i:06d}", seed=7, servers=["vehicle"],
+                                     chain=SimpleNamespace(tools=tools), turns=[TurnSpec(kind=kind, steps=steps)])
+            convo = SimpleNamespace(script=script, scratch={})
+            asyncio.run(teacher.prepare(convo))
+            fitting = found.motives_for([tools[s] for s in steps])
+            assert convo.scratch["motive"] in fitting or (not fitting and convo.scratch["motive"] is None)
+            seen.add(convo.scratch["motive"])
+    assert len(seen - {None}) > 2  # drawn among the fitting ones, not always the same

@@ -95,7 +95,10 @@ class OpenAITeacher:
         rng = derived_rng("persona", convo.script.example_id, convo.script.seed)
         convo.scratch["persona"] = P.draw_persona(rng)
         found = intents_of(convo.script.servers[0]) if convo.script.servers else None
-        convo.scratch["motive"] = rng.choice(found.motives) if found is not None and found.motives else None
+        turns = convo.script.turns
+        first = [convo.script.chain.tools[s] for s in turns[0].steps] if turns else []
+        fitting = found.motives_for(first) if found is not None else ()  # declared for the first turn's requests
+        convo.scratch["motive"] = rng.choice(fitting) if fitting else None
         for k, turn in enumerate(convo.script.turns):
             if turn.kind == "clarify":
                 convo.scratch["withheld"] = self._withhold(convo, turn.steps[0], k)
