@@ -211,8 +211,8 @@ def test_rollouts_reach_live_episodes_through_prove_tool(rehearsal: dict[str, An
     rollouts = [json.loads(x) for x in (run.run_dir / "rollouts" / f"{rehearsal['steps']}.jsonl").read_text().splitlines()]
     # train_batch_size prompts x rollout.n
     assert len(rollouts) == cfg.verl["data.train_batch_size"] * cfg.verl["actor_rollout_ref.rollout.n"]
-    answers = [r["output"].split("<tool_response>\n", 1)[1].split("\n</tool_response>", 1)[0]
-               for r in rollouts if "<tool_response>" in r["output"]]
+    answers = [part.split("\n</tool_response>", 1)[0]  # every response of every rollout, in order
+               for r in rollouts for part in r["output"].split("<tool_response>\n")[1:]]
     assert answers, [r["output"][:300] for r in rollouts]
     # what came back is the live server's answer: a result (a JSON object) or the tool's own error
     # ("Error: since must be a date ..."); an unknown tool name is refused before the server
