@@ -711,6 +711,14 @@ def flat_report(report: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+SHARE_OF = {"redundant_read_share": "ground_truth_calls", "unused_read_share": "ground_truth_calls",
+            "one_person_share": "persona_judged", "two_names_share": "named_self",
+            "vague_reference_share": "listed_references", "unfit_motive_share": "motives_given",
+            "repeated_label_share": "replies", "unoffered_pick_share": "picks",
+            "unshown_result_share": "result_references"}
+"""Card rows that are a share of a counted whole: the report key of the whole each is printed "of"."""
+
+
 def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) -> list[str]:
     """The card's side-by-side table."""
     def cell(report: Mapping[str, Any] | None, key: str) -> str:
@@ -723,24 +731,10 @@ def quality_markdown(ours: Mapping[str, Any], bfcl: Mapping[str, Any] | None) ->
             return f"{report['lexical_variety'].get(key, float('nan')):.1f}"
         if key.startswith("style_marks."):
             return f"{report['style_marks'][key.split('.', 1)[1]]:.1%}"
-        if key in ("redundant_read_share", "unused_read_share") and value is not None:
-            return f"{value:.1%} of {report['ground_truth_calls']:,}"
-        if key == "one_person_share" and value is not None:
-            return f"{value:.1%} of {report['persona_judged']}"
+        if key in SHARE_OF and value is not None:
+            return f"{value:.1%} of {report[SHARE_OF[key]]:,}"
         if key == "distractors_per_example" and value is not None:
             return f"{value:.2f}"
-        if key == "two_names_share" and value is not None:
-            return f"{value:.1%} of {report['named_self']}"
-        if key == "vague_reference_share" and value is not None:
-            return f"{value:.1%} of {report['listed_references']}"
-        if key == "unfit_motive_share" and value is not None:
-            return f"{value:.1%} of {report['motives_given']}"
-        if key == "repeated_label_share" and value is not None:
-            return f"{value:.1%} of {report['replies']}"
-        if key == "unoffered_pick_share" and value is not None:
-            return f"{value:.1%} of {report['picks']}"
-        if key == "unshown_result_share" and value is not None:
-            return f"{value:.1%} of {report['result_references']}"
         if key == "words_per_turn":
             return f"{value:.1f}"
         return "n/a" if value is None else (f"{value:.1%}" if isinstance(value, float) else str(value))
