@@ -64,8 +64,7 @@ class TrlSettings:
     max_completion_length: int
     max_assistant_turns: int
     max_parallel_calls: int
-    max_tool_response_length: int
-    tool_response_truncate_side: str
+    tool_text_cut: ToolTextCut  # how VERL's agent loop shows a tool's result (the config's multi_turn keys)
     temperature: float
     top_p: float
     engine: str
@@ -84,10 +83,7 @@ def trl_settings(verl: Mapping[str, Any]) -> TrlSettings:
         max_completion_length=int(verl.get("data.max_response_length", 512)),
         max_assistant_turns=int(verl.get("actor_rollout_ref.rollout.multi_turn.max_assistant_turns") or 5),
         max_parallel_calls=int(verl.get("actor_rollout_ref.rollout.multi_turn.max_parallel_calls", 1)),
-        max_tool_response_length=int(
-            verl.get("actor_rollout_ref.rollout.multi_turn.max_tool_response_length", 256)),
-        tool_response_truncate_side=str(
-            verl.get("actor_rollout_ref.rollout.multi_turn.tool_response_truncate_side", "middle")),
+        tool_text_cut=ToolTextCut.of(verl),
         temperature=float(verl.get("actor_rollout_ref.rollout.temperature", 1.0)),
         top_p=float(verl.get("actor_rollout_ref.rollout.top_p", 1.0)),
         engine=rollout_engine(verl),
@@ -351,8 +347,7 @@ class ProveRollout:
         return shown
 
     def _tool_message_ids(self, shown: list[dict[str, Any]]) -> list[int]:
-        cut = ToolTextCut(self.s.max_tool_response_length, self.s.tool_response_truncate_side)
-        return self.tool_ids([{**m, "content": cut_tool_text(m["content"], cut)} for m in shown])
+        return self.tool_ids([{**m, "content": cut_tool_text(m["content"], self.s.tool_text_cut)} for m in shown])
 
     # -- rollout --------------------------------------------------------------------------------
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
