@@ -13,7 +13,7 @@ from train_helpers import need_verl
 
 from prove.reward.config import ABLATIONS, PROVE
 from prove.train.config import CONFIG_DIR, LR_KEYS, TrainConfig, load_train_config, paper_configs
-from prove.train.launch import RunPaths, build_command, hydra_value, launch, run_env
+from prove.train.launch import RunPaths, build_command, hydra_value, launch, run_env, sft_overrides
 from prove.train.tool_config import read_tool_names
 
 MODELS = {"qwen3-4b": "Qwen/Qwen3-4B", "qwen3-8b": "Qwen/Qwen3-8B",
@@ -226,6 +226,39 @@ def test_sft_rows_kept_longer_than_verls_sft_max_length_are_refused_when_loaded(
         dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, max_sft_tokens=4096))
     for name in paper_configs():  # the paper's configs keep every row; VERL truncates at 16384
         assert load_train_config(name).data.max_sft_tokens is None
+
+
+def test_an_sft_validation_file_shorter_than_one_batch_is_not_validated_on(tmp_path: Path) -> None:
+    """VERL's SFT trainer drops a partial validation batch: one val row at batch 2 validated on
+    nothing and logged val/loss NaN (the rehearsal's SFT did). Such a run gets no validation, and
+    says why; a file of one batch or more is validated on at the config's frequency."""
+    import dataclasses
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cfg = load_train_config("qwen3-4b")
+    val = tmp_path / "sft_val.parquet"
+    cfg = dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, sft_val=str(val)))
+    batch, sft = int(cfg.sft["data.train_batch_size"]), cfg.variant("sft")
+    paths = RunPaths.for_run(cfg, sft, tmp_path, tmp_path / "checkpoints")
+
+    def args(rows: int) -> dict[str, str]:
+        pq.write_table(pa.table({"messages": ["[]"] * rows}), val)
+        return dict(a.split("=", 1) for a in sft_overrides(cfg, sft, paths))
+
+    short = args(batch - 1)
+    assert (short["data.val_files"], short["trainer.test_freq"]) == ("null", "-1")
+    out = io.StringIO()
+    assert launch(cfg, "sft", dry_run=True, results_dir=tmp_path, out=out) == 0
+    assert f"no SFT validation: {val} holds {batch - 1} row(s), fewer than one batch (data.train_batch_size={batch})" \
+        in out.getvalue()
+    enough = args(batch)
+    assert enough["data.val_files"] == str(val)
+    assert enough["trainer.test_freq"] == hydra_value(cfg.sft["trainer.test_freq"]) != "-1"
+    out = io.StringIO()
+    assert launch(cfg, "sft", dry_run=True, results_dir=tmp_path, out=out) == 0
+    assert "no SFT validation" not in out.getvalue()
 
 
 @pytest.mark.slow

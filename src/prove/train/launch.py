@@ -369,9 +369,24 @@ def grpo_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths,
     return _overrides(values)
 
 
+def sft_val_rows_short(cfg: TrainConfig) -> tuple[int, int] | None:
+    """``(rows, batch)`` when the prepared SFT validation file holds fewer rows than one SFT batch
+    (``data.train_batch_size``), else None (enough rows, or no file yet). VERL's SFT trainer drops a
+    partial validation batch (``drop_last``): it would validate on nothing and log ``val/loss`` NaN."""
+    import pyarrow.parquet as pq
+
+    val = Path(cfg.data.resolve("sft_val"))
+    if not val.is_file():
+        return None
+    rows, batch = pq.ParquetFile(val).metadata.num_rows, int(cfg.sft.get("data.train_batch_size") or 1)
+    return (rows, batch) if rows < batch else None
+
+
 def sft_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths,
                   model: str | None = None) -> list[str]:
-    """Every ``key=value`` VERL's ``sft_trainer`` gets for the SFT baseline."""
+    """Every ``key=value`` VERL's ``sft_trainer`` gets for the SFT baseline; with fewer validation
+    rows than one batch (``sft_val_rows_short``), ``data.val_files=null`` and ``trainer.test_freq=-1``:
+    no validation rather than a NaN ``val/loss``."""
     values: dict[str, Any] = {k: v for k, v in cfg.sft.items() if k != TEMPLATE_KWARGS_KEY}
     values.update(_template_overrides(template_kwargs(cfg, cfg.sft)))
     values.update({
@@ -388,6 +403,8 @@ def sft_overrides(cfg: TrainConfig, variant: Variant, paths: RunPaths,
         "trainer.nnodes": cfg.nnodes,
         "trainer.default_local_dir": str(paths.checkpoints),
     })
+    if sft_val_rows_short(cfg):
+        values.update({"data.val_files": None, "trainer.test_freq": -1})
     return _overrides(values)
 
 
@@ -491,6 +508,11 @@ def launch(cfg: TrainConfig, variant_name: str = "default", *, dry_run: bool = F
         write_tool_config(paths.tool_config, cfg.env.urls, timeout=cfg.env.timeout,
                           servers=cfg.env.servers)
     cmd = build_command(cfg, variant, paths, env, model, engine)
+    short = sft_val_rows_short(cfg) if variant.trainer == "sft" else None
+    if short:
+        print(f"# no SFT validation: {cfg.data.resolve('sft_val')} holds {short[0]} row(s), fewer than "
+              f"one batch (data.train_batch_size={short[1]}), and VERL drops a partial batch; "
+              f"more examples or a larger synthesis val_fraction give it some", file=out)
     _write_command(paths, cmd, env)
     print(f"# {cfg.experiment(variant.name)}: {variant.description} (lr {variant.lr:g}, "
           f"reward {variant.reward}, from {model}, engine {engine if variant.trainer == 'grpo' else 'verl'})",
