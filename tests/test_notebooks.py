@@ -87,7 +87,8 @@ def test_the_rehearsal_runs_the_papers_stages_end_to_end(pipeline_run: dict[str,
     runs = pd.read_csv(results / "train_runs.csv").set_index("run")
     points = sweep_points(prof.train)  # the rehearsal sweeps two of the three points
     sweep = [f"grpo_{k}" for k in points]
-    grpo = [*sweep, "grpo_default", "grpo_no_efficiency"]
+    ablations = [v for v in prof.train.variants if v not in ("sft", "default")]
+    grpo = [*sweep, "grpo_default", *(f"grpo_{v}" for v in ablations)]
     assert set(runs.index) == {"sft", *grpo}
     assert (runs.loc[grpo, "init"] == runs.loc["sft", "hf_model"]).all(), "GRPO starts from the SFT model"
     picked = runs.loc["grpo_default", "picked_lr"]
@@ -97,7 +98,7 @@ def test_the_rehearsal_runs_the_papers_stages_end_to_end(pipeline_run: dict[str,
     [config] = prof.train.configs
     cfg = load_train_config(config)
     assert cfg.verl["actor_rollout_ref.rollout.name"] == "vllm"
-    for variant in [*points, "no_efficiency"]:
+    for variant in [*points, *ablations]:
         # VERL's vLLM rollout on vLLM's CPU build served the rollouts, and its log-probs agree with
         # the actor's on the same weights: vLLM starts on dummy weights, so only a working sync does
         paths = RunPaths.for_run(cfg, cfg.variant(variant), results, results / "checkpoints")
@@ -107,7 +108,7 @@ def test_the_rehearsal_runs_the_papers_stages_end_to_end(pipeline_run: dict[str,
         assert step["training/rollout_probs_diff_mean"] < 0.05, (variant, step["training/rollout_probs_diff_mean"])
 
     held = pd.read_csv(results / "heldout_summary.csv")
-    assert set(held["run"]) == {"base", "sft", "grpo_default", "grpo_no_efficiency"}
+    assert set(held["run"]) == {"base", "sft", "grpo_default", *(f"grpo_{v}" for v in ablations)}
     assert held["turns"].nunique() == 1 and held["turns"].iloc[0] > 0
     table = pd.read_csv(results / "eval_comparison.csv")
     table = table[table["model"] == "SmolLM2-135M"].set_index("benchmark")
