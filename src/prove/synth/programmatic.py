@@ -270,7 +270,7 @@ class ProgrammaticTeacher:
             template = rng.choice(written.ask)
             args: dict[str, Any] = {}
             episode = f"{convo.script.example_id}/off-topic"
-            spoken = frozenset(m.group(2) for m in P.SPEAKER.finditer(template))
+            spoken = frozenset(P.speaker(m) for m in P.SPEAKER.finditer(template))
             convo.env.hub.close(episode)
             convo.env.hub.open(episode, convo.script.seed)
             try:
