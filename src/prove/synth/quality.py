@@ -322,8 +322,12 @@ def acting_ids(example: Mapping[str, Any], registry: Any) -> dict[str, set[Any]]
 
 def id_kinds(example: Mapping[str, Any], registry: Any) -> dict[str, str]:
     """The entity kind of every id the ground truth's calls pass (value -> kind, as the tools'
-    parameters declare it)."""
+    parameters declare it), and of the ids an off-topic request said (its irrelevant_query
+    record's ``ids``: no call passes those)."""
     out: dict[str, str] = {}
+    for p in example.get("perturbations") or ():
+        if p.get("type") == "irrelevant_query":
+            out.update({str(k): str(v) for k, v in (p.get("ids") or {}).items()})
     for _, _, call in ground_truth_calls(example):
         spec = registry.tools.get(call.get("name"))
         args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
