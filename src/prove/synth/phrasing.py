@@ -990,24 +990,30 @@ _THING = r"(?=(?:the|my|all|every|any|a|an|this|that|those|these|our|recent|last
 _OPENERS: tuple[tuple[re.Pattern[str], dict[str, tuple[str, ...]]], ...] = (
     # (how a request opens, {persona style: other ways that person opens it}); each keeps the
     # sentence grammatical: what follows is the same noun phrase or clause
-    (re.compile(r"^Show me " + _THING), {"brief": ("Pull up ", "Bring up ", "Get me "),
-                                          "polite": ("I'd like to see ", "Could I see "),
-                                          "plain": ("Let me see ", "I want to see ", "Pull up ")}),
-    (re.compile(r"^Show me "), {"brief": ("Let me see ",), "polite": ("I'd like to see ",),
-                                "plain": ("Let me see ", "I want to see ")}),
-    (re.compile(r"^Show the "), {"brief": ("Pull up the ", "Bring up the "), "polite": ("I'd like to see the ",),
-                                 "plain": ("Let me see the ", "Pull up the ")}),
-    (re.compile(r"^Tell me "), {"brief": ("Let me know ",), "polite": ("I'd like to know ",),
-                                "plain": ("Let me know ", "I'd like to know ")}),
-    (re.compile(r"^Give me " + _THING), {"brief": ("Get me ",), "polite": ("I'd like ",),
-                                          "plain": ("Get me ", "I'd like ")}),
-    (re.compile(r"^I need " + _THING), {"brief": ("Need ",), "polite": ("I'd like ",),
-                                         "plain": ("I'd like ",)}),
-    (re.compile(r"^I want " + _THING), {"brief": ("Want ",), "polite": ("I'd like ",),
-                                         "plain": ("I'd like ",)}),
+    (re.compile(r"^Show me " + _THING), {"brief": ("Pull up ", "Bring up ", "Get me ", "List ", "Look up "),
+                                          "polite": ("I'd like to see ", "Could I see ", "Could you pull up ",
+                                                     "Would you show me ", "Please bring up "),
+                                          "plain": ("Let me see ", "I want to see ", "Pull up ", "Can I get ",
+                                                    "Can you bring up ", "Look up ")}),
+    (re.compile(r"^Show me "), {"brief": ("Let me see ",), "polite": ("I'd like to see ", "Could you show me "),
+                                "plain": ("Let me see ", "I want to see ", "Can you show me ")}),
+    (re.compile(r"^Show the "), {"brief": ("Pull up the ", "Bring up the ", "List the "),
+                                 "polite": ("I'd like to see the ", "Could you pull up the "),
+                                 "plain": ("Let me see the ", "Pull up the ", "Can you bring up the ")}),
+    (re.compile(r"^Tell me "), {"brief": ("Let me know ",), "polite": ("I'd like to know ", "Could you tell me "),
+                                "plain": ("Let me know ", "I'd like to know ", "Can you tell me ", "Do you know ")}),
+    (re.compile(r"^Give me " + _THING), {"brief": ("Get me ", "Send over "), "polite": ("I'd like ", "Could I have "),
+                                          "plain": ("Get me ", "I'd like ", "Can I have ")}),
+    (re.compile(r"^I need " + _THING), {"brief": ("Need ",), "polite": ("I'd like ", "Could I get "),
+                                         "plain": ("I'd like ", "I'm after ", "Can I get ")}),
+    (re.compile(r"^I want " + _THING), {"brief": ("Want ",), "polite": ("I'd like ", "Could I get "),
+                                         "plain": ("I'd like ", "I'm after ", "Can I get ")}),
 )
-_KEEP_OPENER = 0.4  # how often a request keeps the opening its template wrote
-_ASKING = ("Could I see ",)  # openers that make the sentence a question
+_KEEP_OPENER = 0.3  # how often a request keeps the opening its template wrote
+_ASKING = ("Could I see ", "Could you pull up ", "Would you show me ", "Can I get ", "Can you bring up ",
+           "Could you show me ", "Can you show me ", "Could you pull up the ", "Can you bring up the ",
+           "Could you tell me ", "Can you tell me ", "Do you know ", "Could I have ", "Can I have ",
+           "Could I get ")  # openers that make the sentence a question
 
 
 def vary_opener(text: str, persona: Persona, rng: random.Random) -> str:
