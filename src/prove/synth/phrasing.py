@@ -859,6 +859,7 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
 
 
 _ONE_PLURAL = re.compile(r"(?<![\d.,$])\b1 ([a-z]{2,}[^s'u])s\b")
+_ONE_PEOPLE = re.compile(r"(?<![\d.,$])\b(1) people\b")  # "for at least 1 people" -> "1 person"
 _A_VOWEL = re.compile(r"\b([Aa]) (?=[aeioAEIO](?!ne\b|nce\b|ne-))")
 
 
@@ -876,7 +877,7 @@ def agree(text: str) -> str:
     image post" (not "a image post"); quoted text (the user's own words) is left as written."""
     parts = re.split(r'("[^"]*")', text)
     for i in range(0, len(parts), 2):
-        part = _ONE_PLURAL.sub(lambda m: "1 " + _singular(m.group(1) + "s"), parts[i])
+        part = _ONE_PEOPLE.sub(r"\1 person", _ONE_PLURAL.sub(lambda m: "1 " + _singular(m.group(1) + "s"), parts[i]))
         parts[i] = _A_VOWEL.sub(lambda m: m.group(1) + "n ", part)
     return "".join(parts)
 

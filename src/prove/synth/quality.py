@@ -105,7 +105,7 @@ STYLE_MARKS: dict[str, re.Pattern[str]] = {
                          re.I),
     "broken_text": re.compile(r"(?<!\.)[.?!]\.(?!\.)|\b(?:[Aa]nd|Please|[Tt]hen|that,|Next,|now) (?:What|What's|Open|Any|Show"
                               r"|How|Which|Who|Is|Are|Can|Could|Do|Find|List|Get|Tell|Check|Cancel|Book|Send)\b"),
-    "template_slip": re.compile(r"(?<![\d.,$])\b1 [a-z]{2,}[^s'u\W]s\b(?![\"'])|\w[?:] (?:yes|no)(?=[.!]|\s*$|\s+[A-Z])"
+    "template_slip": re.compile(r"(?<![\d.,$])\b1 (?:[a-z]{2,}[^s'u\W]s|people)\b(?![\"'])|\w[?:] (?:yes|no)(?=[.!]|\s*$|\s+[A-Z])"
                                 r"|\b(?:an?|the) [Nn]one\b|(?<=[a-z,] )None\b"
                                 r"|\bthe (?:message|email|mail) (?:on|of|behind) the (?:[^.\"]{1,40}? )?(?:email|message|mail)\b"
                                 r"|\bthe (?:message|email|mail) (?:on|of|behind) the one\b"),
