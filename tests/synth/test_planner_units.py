@@ -42,7 +42,7 @@ from prove.synth.plan_values import (
     number,
     user_value,
 )
-from prove.synth.planner import Draft, Mention, Planned, turn_calls
+from prove.synth.planner import Draft, Mention, Planned, Planner, turn_calls
 from prove.synth.programmatic import repair_call
 from prove.synth.sampling import SamplingContext, kind_key
 
@@ -401,3 +401,19 @@ def test_a_draft_keeps_enum_words_only_for_enums() -> None:
     assert draft.args == {"status": "frozen", "account_id": "ACC-1", "note": "hi"}
     assert draft.words == {"status": "on hold"}
     assert [m.param for m in draft.mentions] == ["status", "account_id", "note"]
+
+
+def test_a_thing_a_later_request_took_is_that_thing_not_the_listings_word_for_it() -> None:
+    """"I need to call off the placed one" then "Is the driver on the way with the placed order?"
+    (the order cancelled a turn before): a value fed from a listing that a step after the listing
+    already passed is referred to as the one last dealt with, whatever the listing called it."""
+    from types import SimpleNamespace
+
+    listing = Planned(0, "list_food_orders", {}, [], result={"orders": [{"order_id": "FOD-0057"}]})
+    cancel = Planned(1, "cancel_food_order", {"order_id": "FOD-0057", "reason": "wrong_address"}, [])
+    tag = Planned(2, "tag_orders", {"order_ids": ["FOD-0061"]}, [])
+    planner = SimpleNamespace(by_step={0: listing, 1: cancel, 2: tag})
+    assert Planner._named_since(planner, 0, "FOD-0057")  # type: ignore[arg-type]
+    assert Planner._named_since(planner, 0, "FOD-0061")  # inside a list of ids too
+    assert not Planner._named_since(planner, 1, "FOD-0057")  # the cancel is the listing itself or before
+    assert not Planner._named_since(planner, 0, "FOD-0062")

@@ -285,10 +285,10 @@ def test_a_persona_opens_a_request_its_own_way_and_keeps_it_grammatical(brief: b
     assert len(thing) >= 2 and "Show me the bookings for May. Thanks." in thing  # kept now and then
     for said in thing:
         assert said.endswith(" Thanks.") and "the bookings for May" in said
-        assert said.startswith("Could I see") == ("May? Thanks." in said)  # a question asks
+        assert said.startswith(P._ASKING) == ("May? Thanks." in said)  # a question asks
     clause = {P.vary_opener("Show me how much I spent.", persona, rng) for _ in range(60)}
-    assert all(t.endswith("how much I spent.") for t in clause)
-    assert not any(t.startswith(("Pull up", "Bring up", "Get me")) for t in clause)  # "Pull up how" is no English
+    assert all(t.endswith("how much I spent?" if t.startswith(P._ASKING) else "how much I spent.") for t in clause)
+    assert not any(t.startswith(("Pull up", "Bring up", "Get me", "List", "Look up", "Can I get")) for t in clause)  # "Pull up how" is no English
     assert P.vary_opener("How much did I spend?", persona, rng) == "How much did I spend?"
 
 
@@ -331,3 +331,40 @@ def test_the_openai_teachers_motive_fits_the_first_turns_requests() -> None:
             assert convo.scratch["motive"] in fitting or (not fitting and convo.scratch["motive"] is None)
             seen.add(convo.scratch["motive"])
     assert len(seen - {None}) > 2  # drawn among the fitting ones, not always the same
+
+
+def test_every_raw_id_a_user_turn_gives_has_the_kind_its_tool_declares(small_run: tuple[Any, Path]) -> None:
+    """The card's raw ids by kind had a '?' row: the ids an off-topic request (an abstention) says,
+    which no call passes. The request's record keeps them with the kinds its tool declares, so
+    every raw id in a user turn has one."""
+    from prove.synth.quality import STYLE_MARKS, id_kinds
+    from prove.synth.sampling import param_kind
+
+    _, out = small_run
+    examples = [json.loads(x) for x in (out / "examples.jsonl").read_text().splitlines()]
+    registry = load_registry()  # every server the run's examples use
+    said = 0
+    for ex in examples:
+        kinds = id_kinds(ex, registry)
+        for m in ex["messages"]:
+            if m["role"] == "user":
+                for raw in STYLE_MARKS["raw_id"].finditer(m.get("content") or ""):
+                    said += 1
+                    assert raw.group(0) in kinds, (ex["id"], raw.group(0), m["content"])
+        for p in ex["perturbations"]:
+            if p.get("ids"):
+                spec = registry.tool(p["tool"])
+                declared = {param_kind(spec, q) for q in spec.input_schema.get("properties", {})}
+                assert p["type"] == "irrelevant_query" and set(p["ids"].values()) <= declared, p
+    assert said
+    # the abstention of the smoke run whose card showed '?': "Move BKG-0011 to FLT-0008." (the
+    # flights tool change_booking_flight, not offered; no call passes either id)
+    from prove.synth.machine import _with_off_topic_ids
+
+    topic = {"server": "flights", "source": "tool", "tool": "change_booking_flight", "type": "irrelevant_query"}
+    example = {"turns": [{"calls": [], "depends_on": []}], "messages": [
+        {"role": "user", "content": "Move BKG-0011 to FLT-0008."}], "perturbations": [topic]}
+    assert id_kinds(example, registry) == {}
+    example["perturbations"] = _with_off_topic_ids([topic], {"FLT-0008": "flight", "BKG-0011": "booking"})
+    assert id_kinds(example, registry) == {"BKG-0011": "booking", "FLT-0008": "flight"}
+    assert _with_off_topic_ids([topic], {}) == [topic]

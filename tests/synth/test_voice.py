@@ -73,6 +73,39 @@ def test_who_the_user_is_is_said_once_and_the_same_person_acts_throughout() -> N
     assert "SHC-0001" in other  # a different value is never dropped silently
 
 
+def test_every_way_a_request_says_who_the_user_is_is_one_identity_clause() -> None:
+    """"This is {user_id}", "As {user_id}, ..." and "{user_id} here" say who the user is as "I'm
+    {user_id}" does: said the way people say it, and left out when the value came from a result
+    (the user is not "the first user you listed") or was said before. The wiki's "Nest {page_id}
+    beneath {new_parent_id}, {user_id} here." read "..., the first user you listed here." when the
+    chain fed the user id from a listing."""
+    entities = {"user_id": "user", "page_id": "page", "new_parent_id": "page"}
+    page, parent = ("page_id", "id", "PG-0004", {}), ("new_parent_id", "id", "PG-0016", {})
+    listed = ("user_id", "result-ordinal", "USR-0022", {})
+    for template in ("Nest {page_id} beneath {new_parent_id}, {user_id} here.",
+                     "{user_id} here. Nest {page_id} beneath {new_parent_id}.",
+                     "This is {user_id}. Nest {page_id} beneath {new_parent_id}.",
+                     "As {user_id}, nest {page_id} beneath {new_parent_id}."):
+        assert [P.speaker(m) for m in P.SPEAKER.finditer(template)] == ["user_id"], template
+        fed = P.fill_request(template, [page, parent, listed], entities, random.Random(0))
+        assert "USR-0022" not in fed and "listed" not in fed and " here" not in fed, fed
+        assert fed.startswith("Nest") and "PG-0004" in fed and "PG-0016" in fed, fed
+        introduced: dict[str, Any] = {}
+        said = P.fill_request(template, [page, parent, ("user_id", "id", "USR-0022", {})], entities,
+                              random.Random(0), introduced=introduced)
+        assert "user USR-0022" in said.replace("User", "user") and introduced == {"user_id": "USR-0022"}, said
+        again = P.fill_request(template, [page, parent, ("user_id", "id", "USR-0022", {})], entities,
+                               random.Random(0), introduced=introduced)
+        assert "USR-0022" not in again and " here" not in again, again
+    named = P.fill_request("Nest {page_id} beneath {new_parent_id}, {user_id} here.",
+                           [page, parent, ("user_id", "named", "USR-0022",
+                                           {"descr_field": "name", "descr": "Tara Evans", "descr_how": "alone"})],
+                           entities, random.Random(0))
+    assert named.endswith(", Tara Evans here."), named
+    # "as {status}" (what a thing becomes) and "It's {order_id}" are no identity
+    assert not list(P.SPEAKER.finditer("Mark {task_id} as {status}. It's {order_id}."))
+
+
 def test_a_persona_speaks_in_its_own_style_and_typos_spare_the_values() -> None:
     polite = P.Persona("Ana Silva", brief=False, polite=True, typos=False)
     curt = P.Persona(None, brief=True, polite=False, typos=False)
@@ -203,7 +236,7 @@ def _speaking(tool: str) -> set[str]:
     from prove.synth.intents import tool_intents
 
     written = tool_intents(load_registry().tool(tool).server, tool)
-    return {m.group(2) for a in (written.ask if written else ()) for m in P.SPEAKER.finditer(a)}
+    return {P.speaker(m) for a in (written.ask if written else ()) for m in P.SPEAKER.finditer(a)}
 
 
 def _objects(node: Any) -> list[dict[str, Any]]:

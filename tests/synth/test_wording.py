@@ -28,6 +28,8 @@ SLIP = STYLE_MARKS["template_slip"]
     ("Put up a None post on Amara Evans.", True),
     ("Get rid of the message on the March 29 at 02:59 email.", True),
     ("I need the full text of the message on the one from March 13.", True),
+    ("I need a room for at least 1 people equipped with speakerphone.", True),
+    ("A table for 11 people, or 1 person.", False),
     ("Book it for 1 guest; 1 bus and 1 glass. Unfortunately none of them fit.", False),
     ("Is it paid? No idea. None of them.", False),
 ])
@@ -45,6 +47,7 @@ def test_a_filled_request_agrees_with_its_values() -> None:
     assert P.agree('Post a image, 1 categories, 1 boxes: "1 items left"') == \
         'Post an image, 1 category, 1 box: "1 items left"'  # the user's quoted words stay as written
     assert P.agree("a one-off and a user") == "a one-off and a user"
+    assert P.agree("a room for at least 1 people, not 11 people") == "a room for at least 1 person, not 11 people"
 
 
 def test_a_flag_is_said_in_words_never_as_a_question_and_its_answer() -> None:

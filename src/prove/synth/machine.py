@@ -533,6 +533,16 @@ def _since(timings: dict[str, float], t1: float) -> dict[str, float]:
     return timings
 
 
+def _with_off_topic_ids(perturbations: list[dict[str, Any]], ids: Mapping[str, str] | None
+                        ) -> list[dict[str, Any]]:
+    """The script's perturbations, the irrelevant_query one with the ids its request said and
+    their declared kinds (``"ids": {"BKG-0011": "booking"}``) where it said any."""
+    if not ids:
+        return perturbations
+    return [{**p, "ids": dict(sorted(ids.items()))} if p.get("type") == "irrelevant_query" else p
+            for p in perturbations]
+
+
 def _example(convo: Conversation, teacher: Teacher, state_hash: str) -> dict[str, Any]:
     script = convo.script
     used = [v for c in convo.successful() if isinstance(c["arguments"], dict)
@@ -550,7 +560,7 @@ def _example(convo: Conversation, teacher: Teacher, state_hash: str) -> dict[str
         "messages": convo.messages,
         "turns": convo.turns,
         "sampling_context": convo.ctx.to_json(convo.ctx.relevant_fields(specs), used),
-        "perturbations": script.perturbations,
+        "perturbations": _with_off_topic_ids(script.perturbations, convo.scratch.get("off_topic_ids")),
         "teacher": teacher.describe(),
         "transitions": convo.transitions,
     }

@@ -35,7 +35,7 @@ __all__ = [
     "clarify_question", "supply_text", "abstain_reply", "domain_of",
     "GENERIC_OFF_TOPIC", "system_prompt", "enum_words", "fill_request", "join_requests", "LINKS",
     "describe_result", "describe_item", "pick_out", "agree", "only_words", "say_date", "say_value", "drop_identity",
-    "Persona", "draw_persona", "speak", "typo", "wants_motive", "SPEAKER", "PICKING", "picks", "vary_opener",
+    "Persona", "draw_persona", "speak", "typo", "wants_motive", "SPEAKER", "speaker", "PICKING", "picks", "vary_opener",
 ]
 
 _PREPOSITIONS = {"from", "to", "in", "on", "at", "by", "for", "with", "into", "since", "until"}
@@ -367,6 +367,9 @@ def mention(param: str, value: Any, kind: str, rng: random.Random, **info: Any) 
     if kind == "named":
         return _named(ent, info["descr_field"], info["descr"], rng, how)
     if kind == "result-ordinal":
+        item = info.get("item") or ent
+        if not _same_thing(item, ent):  # a field of the first item: "the user of the first page you listed"
+            return f"the {ent} of " + rng.choice((f"the first {item} you listed", f"the top {item} there"))
         return rng.choice((f"the first {ent} you listed", f"the first {ent} it returns",
                            f"the top {ent} in those results"))
     if kind == "result-single":
@@ -724,6 +727,9 @@ def _short_mention(param: str, value: Any, kind: str, declared: str | None, rng:
     if kind == "named":
         return _named(noun, info["descr_field"], info["descr"], rng, info.get("descr_how"))
     if kind == "result-ordinal":
+        item = info.get("item") or noun
+        if not _same_thing(item, noun):  # a field of the first item: "the user of the first page you listed"
+            return f"the {noun} of " + rng.choice((f"the first {item} you listed", f"the top {item} there"))
         return rng.choice((f"the first {noun} you listed", f"the top {noun} there",
                            "the first one it shows"))
     if kind == "result-single":
@@ -753,9 +759,16 @@ def _vague(param: str, entity: str | None, number: bool) -> str:
     return "some" if number else f"a {humanize(param)}"
 
 
-SPEAKER = re.compile(r"\b(I'm|I am|this is|it's) \{([a-z_][a-z0-9_]*)\}")
-"""Where a written request has the user say who they are ("I'm {customer_id}")."""
+SPEAKER = re.compile(r"(\bI'm|\bI am|\b[Tt]his is|\bit's|(?:^|(?<=[.!?] ))As) \{([a-z_][a-z0-9_]*)\}"
+                     r"|(?:^|(?<=[.!?] )|(?<=, ))()\{([a-z_][a-z0-9_]*)\}(?= here\b)")
+"""Where a written request has the user say who they are: "I'm {customer_id}", "This is
+{user_id}", "As {user_id}, ...", "{user_id} here" (`speaker` reads the parameter of a match)."""
 _ME = SPEAKER
+
+
+def speaker(match: re.Match[str]) -> str:
+    """The parameter a `SPEAKER` match says the user is."""
+    return match.group(2) or match.group(4)
 
 
 def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str, Any]]],
@@ -773,12 +786,13 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
     by_param = {m[0]: m for m in mentions}
     placed: set[str] = set()
     for match in list(_ME.finditer(template)):  # said before, or known from a result: not said
-        got = by_param.get(match.group(2))
-        if match.group(2) != withheld and (got is None or got[1].startswith("result")):
-            cut = drop_identity(template, match.group(2))
+        who = speaker(match)
+        got = by_param.get(who)
+        if who != withheld and (got is None or got[1].startswith("result")):
+            cut = drop_identity(template, who)
             if cut != template:
                 template = cut
-                placed.add(match.group(2))
+                placed.add(who)
     if introduced is not None:
         for param, value in introduced.items():
             got = by_param.get(param)
@@ -807,29 +821,34 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
 
     def me(match: re.Match[str]) -> str:
         """"I'm {user_id}": the user says who they are the way people do ("my user ID is
-        USR-0004", "I'm Beatriz Haddad"), not "I'm USR-0004"."""
-        lead, param = match.group(1), match.group(2)
+        USR-0004", "I'm Beatriz Haddad"), not "I'm USR-0004"; "{user_id} here" reads "Beatriz
+        Haddad here" or "User USR-0004 here"."""
+        lead, param = match.group(1), speaker(match)
         entity = entities.get(param)
         got = by_param.get(param)
         if entity is None or (got is None and param != withheld):
             return match.group(0)
         noun = entity.replace("_", " ")
+        before = match.string[:match.start()].rstrip()
+        start = not before or before[-1] in ".?!"
         if param == withheld:
-            return f"{lead} a {noun} here"
+            return f"a {noun}" if lead is None else f"{lead} a {noun} here"
         placed.add(param)
         _, kind, value, info = got  # type: ignore[misc]
         if introduced is not None and kind in ("id", "named"):
             introduced[param] = value
         if kind == "named" and _described_as(info.get("descr_how")) == "named":
-            return f"{lead} {info['descr']}"
+            return info["descr"] if lead is None else f"{lead} {info['descr']}"
+        if kind == "id" and lead in (None, "As"):  # "User USR-0004 here", "As user USR-0004, ..."
+            said = f"{noun} {render_value(value)}"
+            return (said[:1].upper() + said[1:] if start else said) if lead is None else f"{lead} {said}"
         if kind == "id":
             text = render_value(value)
-            before = match.string[:match.start()].rstrip()
-            start = not before or before[-1] in ".?!"
             if "@" in text:
                 return rng.choice((f"{lead} {text}", f"{'M' if start else 'm'}y email is {text}"))
             return rng.choice((f"{'M' if start else 'm'}y {noun} ID is {text}", f"{lead} {noun} {text}"))
-        return f"{lead} {_short_mention(param, value, kind, entity, rng, **info)}"
+        said = _short_mention(param, value, kind, entity, rng, **info)
+        return said if lead is None else f"{lead} {said}"
 
     text = PLACEHOLDER.sub(sub, _ME.sub(me, template))
     rest = [mention(m[0], m[2], m[1], rng, **{"entity": entities.get(m[0]), **m[3]}) for m in mentions
@@ -840,6 +859,7 @@ def fill_request(template: str, mentions: Sequence[tuple[str, str, Any, dict[str
 
 
 _ONE_PLURAL = re.compile(r"(?<![\d.,$])\b1 ([a-z]{2,}[^s'u])s\b")
+_ONE_PEOPLE = re.compile(r"(?<![\d.,$])\b(1) people\b")  # "for at least 1 people" -> "1 person"
 _A_VOWEL = re.compile(r"\b([Aa]) (?=[aeioAEIO](?!ne\b|nce\b|ne-))")
 
 
@@ -857,16 +877,17 @@ def agree(text: str) -> str:
     image post" (not "a image post"); quoted text (the user's own words) is left as written."""
     parts = re.split(r'("[^"]*")', text)
     for i in range(0, len(parts), 2):
-        part = _ONE_PLURAL.sub(lambda m: "1 " + _singular(m.group(1) + "s"), parts[i])
+        part = _ONE_PEOPLE.sub(r"\1 person", _ONE_PLURAL.sub(lambda m: "1 " + _singular(m.group(1) + "s"), parts[i]))
         parts[i] = _A_VOWEL.sub(lambda m: m.group(1) + "n ", part)
     return "".join(parts)
 
 
 def drop_identity(template: str, param: str) -> str:
-    """`template` without its "I'm {param}" clause (the user said who they are before): a sentence
-    of its own, a trailing "; I'm {param}" / ", this is {param}", or a leading "I'm {param} and" /
-    "I'm {param}, "; unchanged when the clause sits anywhere else."""
-    who = r"(?:I'm|I am|this is|it's) \{" + re.escape(param) + r"\}"
+    """`template` without its "I'm {param}" clause (the user said who they are before, or it came
+    from a result): a sentence of its own ("{param} here."), a trailing "; I'm {param}" / ", this is
+    {param}" / ", {param} here", or a leading "I'm {param} and" / "As {param}, "; unchanged when the
+    clause sits anywhere else."""
+    who = r"(?:(?:I'm|I am|this is|it's|as) \{" + re.escape(param) + r"\}|\{" + re.escape(param) + r"\} here)"
     for rx, by in ((r"(^|(?<=[.!?]))\s*" + who + r"\s*[.!]", r"\1"),
                    (r"\s*[;,]\s*" + who + r"(?=\s*[.!?])", ""),
                    (r"(^|(?<=[.!?] ))" + who + r"(?: and|,|;)\s+", r"\1")):
@@ -970,24 +991,30 @@ _THING = r"(?=(?:the|my|all|every|any|a|an|this|that|those|these|our|recent|last
 _OPENERS: tuple[tuple[re.Pattern[str], dict[str, tuple[str, ...]]], ...] = (
     # (how a request opens, {persona style: other ways that person opens it}); each keeps the
     # sentence grammatical: what follows is the same noun phrase or clause
-    (re.compile(r"^Show me " + _THING), {"brief": ("Pull up ", "Bring up ", "Get me "),
-                                          "polite": ("I'd like to see ", "Could I see "),
-                                          "plain": ("Let me see ", "I want to see ", "Pull up ")}),
-    (re.compile(r"^Show me "), {"brief": ("Let me see ",), "polite": ("I'd like to see ",),
-                                "plain": ("Let me see ", "I want to see ")}),
-    (re.compile(r"^Show the "), {"brief": ("Pull up the ", "Bring up the "), "polite": ("I'd like to see the ",),
-                                 "plain": ("Let me see the ", "Pull up the ")}),
-    (re.compile(r"^Tell me "), {"brief": ("Let me know ",), "polite": ("I'd like to know ",),
-                                "plain": ("Let me know ", "I'd like to know ")}),
-    (re.compile(r"^Give me " + _THING), {"brief": ("Get me ",), "polite": ("I'd like ",),
-                                          "plain": ("Get me ", "I'd like ")}),
-    (re.compile(r"^I need " + _THING), {"brief": ("Need ",), "polite": ("I'd like ",),
-                                         "plain": ("I'd like ",)}),
-    (re.compile(r"^I want " + _THING), {"brief": ("Want ",), "polite": ("I'd like ",),
-                                         "plain": ("I'd like ",)}),
+    (re.compile(r"^Show me " + _THING), {"brief": ("Pull up ", "Bring up ", "Get me ", "List ", "Look up "),
+                                          "polite": ("I'd like to see ", "Could I see ", "Could you pull up ",
+                                                     "Would you show me ", "Please bring up "),
+                                          "plain": ("Let me see ", "I want to see ", "Pull up ", "Can I get ",
+                                                    "Can you bring up ", "Look up ")}),
+    (re.compile(r"^Show me "), {"brief": ("Let me see ",), "polite": ("I'd like to see ", "Could you show me "),
+                                "plain": ("Let me see ", "I want to see ", "Can you show me ")}),
+    (re.compile(r"^Show the "), {"brief": ("Pull up the ", "Bring up the ", "List the "),
+                                 "polite": ("I'd like to see the ", "Could you pull up the "),
+                                 "plain": ("Let me see the ", "Pull up the ", "Can you bring up the ")}),
+    (re.compile(r"^Tell me "), {"brief": ("Let me know ",), "polite": ("I'd like to know ", "Could you tell me "),
+                                "plain": ("Let me know ", "I'd like to know ", "Can you tell me ", "Do you know ")}),
+    (re.compile(r"^Give me " + _THING), {"brief": ("Get me ", "Send over "), "polite": ("I'd like ", "Could I have "),
+                                          "plain": ("Get me ", "I'd like ", "Can I have ")}),
+    (re.compile(r"^I need " + _THING), {"brief": ("Need ",), "polite": ("I'd like ", "Could I get "),
+                                         "plain": ("I'd like ", "I'm after ", "Can I get ")}),
+    (re.compile(r"^I want " + _THING), {"brief": ("Want ",), "polite": ("I'd like ", "Could I get "),
+                                         "plain": ("I'd like ", "I'm after ", "Can I get ")}),
 )
-_KEEP_OPENER = 0.4  # how often a request keeps the opening its template wrote
-_ASKING = ("Could I see ",)  # openers that make the sentence a question
+_KEEP_OPENER = 0.3  # how often a request keeps the opening its template wrote
+_ASKING = ("Could I see ", "Could you pull up ", "Would you show me ", "Can I get ", "Can you bring up ",
+           "Could you show me ", "Can you show me ", "Could you pull up the ", "Can you bring up the ",
+           "Could you tell me ", "Can you tell me ", "Do you know ", "Could I have ", "Can I have ",
+           "Could I get ")  # openers that make the sentence a question
 
 
 def vary_opener(text: str, persona: Persona, rng: random.Random) -> str:

@@ -36,7 +36,7 @@ from prove.synth import phrasing as P
 from prove.synth.evidence import ACTING_PARAMS
 from prove.synth.intents import placeholders, tool_intents
 from prove.synth.machine import Conversation, Infeasible, State, TurnSpec
-from prove.synth.phrasing import SPEAKER
+from prove.synth.phrasing import SPEAKER, speaker
 from prove.synth.plan_errors import Lessons, learn
 from prove.synth.plan_lookup import (
     Belonging,
@@ -171,13 +171,13 @@ def _one_of_many(fed: Fed, hit: Hit, shown: list[Hit], naming: dict[str, str]) -
     if hit.item is None or not hit.siblings or len(hit.siblings) < 2:
         return fed  # not one object of a listing of several (a page's watcher ids): nothing to pick from
     descr = descriptor(hit.item, hit.siblings, hit.value)
+    owner = re.findall(r"(\w+)\[\d+\]", hit.path)
+    item = P.entity_of(singular(owner[-1])) if owner else ""  # what the listing lists
     if descr is not None:
-        owner = re.findall(r"(\w+)\[\d+\]", hit.path)
         return Fed(hit.value, "result-item", {**fed.info, "descr_field": descr.field, "descr": descr.text,
-                                              "descr_how": naming.get(descr.field),
-                                              "item": P.entity_of(singular(owner[-1])) if owner else ""})
+                                              "descr_how": naming.get(descr.field), "item": item})
     if shown[0].siblings is hit.siblings and repr(shown[0].value) == repr(hit.value):
-        return Fed(hit.value, "result-ordinal", fed.info)  # the first of the listing
+        return Fed(hit.value, "result-ordinal", {**fed.info, "item": item})  # the first of the listing
     return fed
 
 
@@ -188,7 +188,7 @@ def _param_schema(spec: ToolSpec, param: str) -> dict[str, Any]:
 def speaking(spec: ToolSpec) -> frozenset[str]:
     """The parameters that are the user themself in the tool's requests ("I'm {customer_id}")."""
     written = tool_intents(spec.server, spec.name)
-    return frozenset(m.group(2) for a in (written.ask if written else ()) for m in SPEAKER.finditer(a))
+    return frozenset(speaker(m) for a in (written.ask if written else ()) for m in SPEAKER.finditer(a))
 
 
 def _near(belongs: Belonging | None, kind: str, value: Any, hits: list[Any]) -> bool:
@@ -510,8 +510,20 @@ class Planner:
                        self.resolvers.own_kinds(self.reg.server(made.server), made.name))
         if fed.kind == "result-single" and len({repr(h.value) for h in shown}) > 1:
             fed = _one_of_many(fed, hits[0], shown, naming)
+        if fed.kind in ("result-item", "result-ordinal") and self._named_since(edge.source, fed.value):
+            # a later request already took it ("cancel the placed one"): "that order", not the
+            # listing's word for it, which the change may have made wrong ("the placed order")
+            fed = Fed(fed.value, "result-single", {k: v for k, v in fed.info.items()
+                                                   if k not in ("descr_field", "descr", "descr_how", "item")})
         return Mention(param, fed.kind, [fed.value] if schema.get("type") == "array" else fed.value,
                        fed.info)
+
+    def _named_since(self, source: int, value: Any) -> bool:
+        """Whether a step after `source` (the listing a value is fed from) passed `value` as an
+        argument: the user's next reference to that thing is to the one they last dealt with."""
+        said = repr(value)
+        return any(repr(v) == said or isinstance(v, list) and said in map(repr, v)
+                   for s, p in self.by_step.items() if s > source for v in p.arguments.values())
 
     def _supplied(self, at: Attempt, param: str, draft: Draft, redraw: set[str] | None
                   ) -> Mention | None:

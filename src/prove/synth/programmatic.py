@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from prove.env.tool import ToolSpec
@@ -270,7 +271,7 @@ class ProgrammaticTeacher:
             template = rng.choice(written.ask)
             args: dict[str, Any] = {}
             episode = f"{convo.script.example_id}/off-topic"
-            spoken = frozenset(m.group(2) for m in P.SPEAKER.finditer(template))
+            spoken = frozenset(P.speaker(m) for m in P.SPEAKER.finditer(template))
             convo.env.hub.close(episode)
             convo.env.hub.open(episode, convo.script.seed)
             try:
@@ -284,6 +285,7 @@ class ProgrammaticTeacher:
                 else:  # every id drawn first: each scopes the listings that name the others
                     kept = [self._unserved(convo, spec, param, got, args, episode, rng, spoken)
                             for param, got in drawn]
+                    _record_ids(convo, spec, [(m[0], m[1], m[2]) for m in kept if m is not None])
                     entities = _entities(spec)
                     return P.fill_request(template, [m for m in kept if m is not None], entities, rng,
                                           flags=written.flags)
@@ -297,6 +299,7 @@ class ProgrammaticTeacher:
                 args[param] = got.value
                 mentions.append(P.mention(param, got.value, got.kind, rng, words=got.words,
                                           entity=param_kind(spec, param)))
+        _record_ids(convo, spec, [(q, "id", v) for q, v in args.items()])
         text = P.step_text(rng.choice(P.tool_phrases(spec)), mentions, rng)
         return P.render_turn([text], rng, follow_up=k > 0)
 
@@ -427,3 +430,14 @@ class ProgrammaticTeacher:
             return Action(calls=[{"name": p.tool, "arguments": dict(p.arguments)}],
                           note="alternative")
         return None
+
+
+def _record_ids(convo: Conversation, spec: ToolSpec, said: Sequence[tuple[str, str, Any]]) -> None:
+    """The ids an off-topic request says, with the entity kind its tool declares for each
+    (``convo.scratch["off_topic_ids"]``, written into the example's irrelevant_query record): no
+    call carries them, and the card reads what kind of id a user turn gives from there."""
+    ids = convo.scratch.setdefault("off_topic_ids", {})
+    for param, kind, value in said:
+        entity = param_kind(spec, param)
+        if kind == "id" and entity is not None and isinstance(value, (str, int)):
+            ids[str(value)] = entity

@@ -105,7 +105,7 @@ STYLE_MARKS: dict[str, re.Pattern[str]] = {
                          re.I),
     "broken_text": re.compile(r"(?<!\.)[.?!]\.(?!\.)|\b(?:[Aa]nd|Please|[Tt]hen|that,|Next,|now) (?:What|What's|Open|Any|Show"
                               r"|How|Which|Who|Is|Are|Can|Could|Do|Find|List|Get|Tell|Check|Cancel|Book|Send)\b"),
-    "template_slip": re.compile(r"(?<![\d.,$])\b1 [a-z]{2,}[^s'u\W]s\b(?![\"'])|\w[?:] (?:yes|no)(?=[.!]|\s*$|\s+[A-Z])"
+    "template_slip": re.compile(r"(?<![\d.,$])\b1 (?:[a-z]{2,}[^s'u\W]s|people)\b(?![\"'])|\w[?:] (?:yes|no)(?=[.!]|\s*$|\s+[A-Z])"
                                 r"|\b(?:an?|the) [Nn]one\b|(?<=[a-z,] )None\b"
                                 r"|\bthe (?:message|email|mail) (?:on|of|behind) the (?:[^.\"]{1,40}? )?(?:email|message|mail)\b"
                                 r"|\bthe (?:message|email|mail) (?:on|of|behind) the one\b"),
@@ -322,8 +322,12 @@ def acting_ids(example: Mapping[str, Any], registry: Any) -> dict[str, set[Any]]
 
 def id_kinds(example: Mapping[str, Any], registry: Any) -> dict[str, str]:
     """The entity kind of every id the ground truth's calls pass (value -> kind, as the tools'
-    parameters declare it)."""
+    parameters declare it), and of the ids an off-topic request said (its irrelevant_query
+    record's ``ids``: no call passes those)."""
     out: dict[str, str] = {}
+    for p in example.get("perturbations") or ():
+        if p.get("type") == "irrelevant_query":
+            out.update({str(k): str(v) for k, v in (p.get("ids") or {}).items()})
     for _, _, call in ground_truth_calls(example):
         spec = registry.tools.get(call.get("name"))
         args = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
